@@ -1,0 +1,1 @@
+//! The toolwire client SDK.

@@ -1,0 +1,1 @@
+//! JSON Schema handling for toolwire.

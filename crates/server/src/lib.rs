@@ -1,0 +1,1 @@
+//! The toolwire server SDK.
