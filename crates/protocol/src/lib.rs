@@ -1,1 +1,48 @@
 //! Wire types for the Model Context Protocol, revision 2026-07-28.
+//!
+//! Serde models only: no I/O, no validation logic. Field names follow the
+//! specification's schema; optional fields are `Option`s and are omitted when
+//! `None`; `_meta` maps keep unknown keys.
+//!
+//! ```
+//! use toolwire_protocol::{Message, CallToolRequestParams};
+//! let msg = Message::from_slice(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#).unwrap();
+//! let Message::Request(req) = msg else { panic!() };
+//! let params: CallToolRequestParams = serde_json::from_value(req.params.unwrap().into()).unwrap();
+//! assert_eq!(params.name, "echo");
+//! ```
+
+pub mod capabilities;
+pub mod content;
+pub mod discover;
+pub mod error;
+pub mod jsonrpc;
+pub mod logging;
+pub mod meta;
+pub mod mrtr;
+pub mod result;
+pub mod tools;
+
+pub use capabilities::*;
+pub use content::*;
+pub use discover::*;
+pub use error::{ErrorObject, code};
+pub use jsonrpc::*;
+pub use logging::*;
+pub use meta::{Meta, ProgressToken, keys};
+pub use mrtr::*;
+pub use result::*;
+pub use tools::*;
+
+/// A JSON object (keys keep their order).
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+/// The protocol revision this crate models.
+pub const LATEST_PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// Keeps an explicit `null` as `Some(Value::Null)`, for fields where `null` is a value.
+pub(crate) fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    <serde_json::Value as serde::Deserialize>::deserialize(deserializer).map(Some)
+}

@@ -1,0 +1,380 @@
+//! JSON-RPC 2.0 envelopes as MCP 2026-07-28 uses them.
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::JsonObject;
+use crate::error::ErrorObject;
+
+/// The only JSON-RPC version MCP speaks.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// The `"jsonrpc": "2.0"` marker: serializes as `"2.0"` and accepts nothing else.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct JsonRpcVersion;
+
+impl Serialize for JsonRpcVersion {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(JSONRPC_VERSION)
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonRpcVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let version = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        if version == JSONRPC_VERSION {
+            Ok(JsonRpcVersion)
+        } else {
+            Err(de::Error::custom(format!(
+                "unsupported jsonrpc version {version:?}, expected \"2.0\""
+            )))
+        }
+    }
+}
+
+/// A request id: a string or an integer, never `null`.
+///
+/// ```
+/// use toolwire_protocol::RequestId;
+/// let id: RequestId = serde_json::from_str("7").unwrap();
+/// assert_eq!(id, RequestId::Number(7));
+/// assert!(serde_json::from_str::<RequestId>("null").is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(value: i64) -> Self {
+        RequestId::Number(value)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(value: &str) -> Self {
+        RequestId::String(value.to_owned())
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(value: String) -> Self {
+        RequestId::String(value)
+    }
+}
+
+/// A request: has an id and expects exactly one response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The request id, echoed by the response.
+    pub id: RequestId,
+    /// The method name, e.g. `tools/call`.
+    pub method: String,
+    /// The parameters object, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<JsonObject>,
+}
+
+impl Request {
+    /// A request with the given id, method and parameters.
+    pub fn new(
+        id: impl Into<RequestId>,
+        method: impl Into<String>,
+        params: Option<JsonObject>,
+    ) -> Self {
+        Request {
+            jsonrpc: JsonRpcVersion,
+            id: id.into(),
+            method: method.into(),
+            params,
+        }
+    }
+}
+
+/// A notification: no id, no response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Notification {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The method name, e.g. `notifications/progress`.
+    pub method: String,
+    /// The parameters object, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<JsonObject>,
+}
+
+impl Notification {
+    /// A notification with the given method and parameters.
+    pub fn new(method: impl Into<String>, params: Option<JsonObject>) -> Self {
+        Notification {
+            jsonrpc: JsonRpcVersion,
+            method: method.into(),
+            params,
+        }
+    }
+}
+
+/// A successful response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultResponse {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id of the request this answers.
+    pub id: RequestId,
+    /// The result object (it carries `resultType`).
+    pub result: JsonObject,
+}
+
+impl ResultResponse {
+    /// A result response for `id`.
+    pub fn new(id: RequestId, result: JsonObject) -> Self {
+        ResultResponse {
+            jsonrpc: JsonRpcVersion,
+            id,
+            result,
+        }
+    }
+}
+
+/// A failed response. The id is absent only when the request's id could not be read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorResponse {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id of the request this answers, when it could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<RequestId>,
+    /// The error.
+    pub error: ErrorObject,
+}
+
+impl ErrorResponse {
+    /// An error response for `id`.
+    pub fn new(id: Option<RequestId>, error: ErrorObject) -> Self {
+        ErrorResponse {
+            jsonrpc: JsonRpcVersion,
+            id,
+            error,
+        }
+    }
+}
+
+/// Any JSON-RPC message, classified.
+///
+/// ```
+/// use toolwire_protocol::Message;
+/// let m = Message::from_slice(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).unwrap();
+/// assert!(matches!(m, Message::Request(_)));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A result response.
+    Result(ResultResponse),
+    /// An error response.
+    Error(ErrorResponse),
+}
+
+/// Why bytes could not be classified as a message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MessageError {
+    /// Not JSON at all (answer with -32700 and no id).
+    #[error("parse error: {0}")]
+    Parse(String),
+    /// JSON, but not a valid JSON-RPC message (answer with -32600; `id` when it could be read).
+    #[error("invalid request: {reason}")]
+    Invalid {
+        /// The id, when it could be read.
+        id: Option<RequestId>,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl MessageError {
+    /// The JSON-RPC error object to answer this failure with.
+    pub fn to_error_object(&self) -> ErrorObject {
+        match self {
+            MessageError::Parse(detail) => ErrorObject::parse_error(detail.clone()),
+            MessageError::Invalid { reason, .. } => ErrorObject::invalid_request(reason.clone()),
+        }
+    }
+
+    /// The id to answer with, if any.
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            MessageError::Parse(_) => None,
+            MessageError::Invalid { id, .. } => id.as_ref(),
+        }
+    }
+
+    /// The complete error response to send back.
+    pub fn to_response(&self) -> ErrorResponse {
+        ErrorResponse::new(self.id().cloned(), self.to_error_object())
+    }
+}
+
+/// The fields of any JSON-RPC message, each optional, used to classify it.
+#[derive(Deserialize)]
+struct RawMessage {
+    #[serde(default)]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "crate::present")]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "crate::present")]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "crate::present")]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "crate::present")]
+    error: Option<Value>,
+}
+
+impl Message {
+    /// Parses and classifies one message from bytes.
+    pub fn from_slice(bytes: &[u8]) -> Result<Message, MessageError> {
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|e| MessageError::Parse(e.to_string()))?;
+        Message::from_value(value)
+    }
+
+    /// Classifies an already-parsed JSON value.
+    pub fn from_value(value: Value) -> Result<Message, MessageError> {
+        if !value.is_object() {
+            return Err(MessageError::Invalid {
+                id: None,
+                reason: "a JSON-RPC message must be a JSON object".into(),
+            });
+        }
+        let raw: RawMessage = serde_json::from_value(value).map_err(|e| MessageError::Invalid {
+            id: None,
+            reason: e.to_string(),
+        })?;
+        raw.classify()
+    }
+
+    /// The method of a request or notification.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Message::Request(r) => Some(&r.method),
+            Message::Notification(n) => Some(&n.method),
+            _ => None,
+        }
+    }
+}
+
+impl RawMessage {
+    fn classify(self) -> Result<Message, MessageError> {
+        let id = match self.id {
+            None => None,
+            Some(Value::Null) => {
+                return Err(invalid(None, "id must be a string or an integer, not null"));
+            }
+            Some(v) => Some(
+                serde_json::from_value::<RequestId>(v)
+                    .map_err(|_| invalid(None, "id must be a string or an integer"))?,
+            ),
+        };
+        match self.jsonrpc {
+            Some(Value::String(s)) if s == JSONRPC_VERSION => {}
+            Some(_) => return Err(invalid(id, "jsonrpc must be \"2.0\"")),
+            None => return Err(invalid(id, "missing jsonrpc member (must be \"2.0\")")),
+        }
+        let params = match self.params {
+            None => None,
+            Some(Value::Object(map)) => Some(map),
+            Some(_) => return Err(invalid(id, "params must be an object")),
+        };
+        match (self.method, self.result, self.error) {
+            (Some(method), None, None) => {
+                let Value::String(method) = method else {
+                    return Err(invalid(id, "method must be a string"));
+                };
+                Ok(match id {
+                    Some(id) => Message::Request(Request::new(id, method, params)),
+                    None => Message::Notification(Notification::new(method, params)),
+                })
+            }
+            (None, Some(result), None) => {
+                let id = id.ok_or_else(|| invalid(None, "a result response must have an id"))?;
+                let Value::Object(result) = result else {
+                    return Err(invalid(Some(id), "result must be an object"));
+                };
+                Ok(Message::Result(ResultResponse::new(id, result)))
+            }
+            (None, None, Some(error)) => {
+                let error: ErrorObject = serde_json::from_value(error)
+                    .map_err(|e| invalid(id.clone(), &format!("malformed error object: {e}")))?;
+                Ok(Message::Error(ErrorResponse::new(id, error)))
+            }
+            (None, Some(_), Some(_)) => Err(invalid(
+                id,
+                "a response must not carry both result and error",
+            )),
+            (None, None, None) => Err(invalid(
+                id,
+                "a message needs a method, a result or an error",
+            )),
+            (Some(_), _, _) => Err(invalid(id, "a request must not carry result or error")),
+        }
+    }
+}
+
+fn invalid(id: Option<RequestId>, reason: &str) -> MessageError {
+    MessageError::Invalid {
+        id,
+        reason: reason.to_owned(),
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        Message::from_value(value).map_err(de::Error::custom)
+    }
+}
+
+impl From<Request> for Message {
+    fn from(value: Request) -> Self {
+        Message::Request(value)
+    }
+}
+
+impl From<Notification> for Message {
+    fn from(value: Notification) -> Self {
+        Message::Notification(value)
+    }
+}
+
+impl From<ResultResponse> for Message {
+    fn from(value: ResultResponse) -> Self {
+        Message::Result(value)
+    }
+}
+
+impl From<ErrorResponse> for Message {
+    fn from(value: ErrorResponse) -> Self {
+        Message::Error(value)
+    }
+}
