@@ -1,0 +1,375 @@
+//! What a handler knows about the request it serves, and how it talks back
+//! while it runs (progress, log messages, cancellation).
+
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use toolwire_protocol::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+    ElicitResult, ErrorObject, Implementation, JsonObject, ListRootsResult, LoggingLevel, Message,
+    Notification, ProgressToken, RequestId, keys,
+};
+
+use crate::mrtr::{InputRequired, Round, parse_answer};
+use crate::output::ToolError;
+
+/// Who is calling: filled in by the transport's authenticator. Anonymous by default.
+///
+/// ```
+/// use toolwire_server::Principal;
+/// let p = Principal::new("alice").with_scopes(["tools:read"]);
+/// assert!(p.has_scope("tools:read"));
+/// assert!(!Principal::anonymous().is_authenticated());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Principal {
+    /// The subject, `None` when anonymous.
+    pub subject: Option<String>,
+    /// Granted scopes.
+    pub scopes: Vec<String>,
+}
+
+impl Principal {
+    /// The anonymous principal (no subject, no scopes).
+    pub fn anonymous() -> Self {
+        Principal::default()
+    }
+
+    /// An authenticated principal.
+    pub fn new(subject: impl Into<String>) -> Self {
+        Principal {
+            subject: Some(subject.into()),
+            scopes: Vec::new(),
+        }
+    }
+
+    /// Adds scopes.
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// True when a subject is known.
+    pub fn is_authenticated(&self) -> bool {
+        self.subject.is_some()
+    }
+
+    /// True when `scope` was granted.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
+    }
+
+    /// A stable key for binding state to this principal.
+    pub fn key(&self) -> &str {
+        self.subject.as_deref().unwrap_or("")
+    }
+}
+
+/// Where a request's own notifications go (its stdio line or its SSE stream).
+#[derive(Debug, Clone)]
+pub struct Outbox {
+    sender: mpsc::Sender<Message>,
+}
+
+impl Outbox {
+    /// Wraps a channel; the transport writes what arrives on the other end.
+    pub fn new(sender: mpsc::Sender<Message>) -> Self {
+        Outbox { sender }
+    }
+
+    /// Sends one message; a closed channel (the client went away) is ignored.
+    pub async fn send(&self, message: Message) {
+        let _ = self.sender.send(message).await;
+    }
+}
+
+/// What the transport hands the dispatcher along with a request.
+#[derive(Debug, Clone, Default)]
+pub struct RequestEnv {
+    /// Who is calling.
+    pub principal: Principal,
+    /// Where request-scoped notifications go; `None` drops them.
+    pub outbox: Option<Outbox>,
+    /// Cancelled when the client cancels the request or goes away.
+    pub cancel: CancellationToken,
+}
+
+impl RequestEnv {
+    /// An environment with an anonymous principal and nowhere to send notifications.
+    pub fn new() -> Self {
+        RequestEnv::default()
+    }
+
+    /// Sets the principal.
+    pub fn with_principal(mut self, principal: Principal) -> Self {
+        self.principal = principal;
+        self
+    }
+
+    /// Sets the outbox.
+    pub fn with_outbox(mut self, outbox: Outbox) -> Self {
+        self.outbox = Some(outbox);
+        self
+    }
+
+    /// Sets the cancellation token.
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+}
+
+/// The per-request context handed to every handler.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    inner: Arc<ContextInner>,
+}
+
+#[derive(Debug)]
+struct ContextInner {
+    request_id: RequestId,
+    method: String,
+    client_capabilities: ClientCapabilities,
+    client_info: Option<Implementation>,
+    protocol_version: String,
+    principal: Principal,
+    progress_token: Option<ProgressToken>,
+    log_level: Option<LoggingLevel>,
+    outbox: Option<Outbox>,
+    cancel: CancellationToken,
+    last_progress: Mutex<Option<f64>>,
+    round: Round,
+}
+
+/// The request metadata the dispatcher has checked, used to build a context.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckedMeta {
+    pub protocol_version: String,
+    pub client_capabilities: ClientCapabilities,
+    pub client_info: Option<Implementation>,
+    pub progress_token: Option<ProgressToken>,
+    pub log_level: Option<LoggingLevel>,
+}
+
+impl RequestContext {
+    pub(crate) fn new(id: RequestId, method: &str, meta: CheckedMeta, env: RequestEnv) -> Self {
+        RequestContext {
+            inner: Arc::new(ContextInner {
+                request_id: id,
+                method: method.to_owned(),
+                client_capabilities: meta.client_capabilities,
+                client_info: meta.client_info,
+                protocol_version: meta.protocol_version,
+                principal: env.principal,
+                progress_token: meta.progress_token,
+                log_level: meta.log_level,
+                outbox: env.outbox,
+                cancel: env.cancel,
+                last_progress: Mutex::new(None),
+                round: Round::default(),
+            }),
+        }
+    }
+
+    /// Attaches the answers and state of a multi round-trip retry.
+    pub(crate) fn with_round(mut self, round: Round) -> Self {
+        let inner = Arc::get_mut(&mut self.inner).expect("a fresh context is not shared");
+        inner.round = round;
+        self
+    }
+
+    /// The raw answer to the input request named `key`, from this round or an earlier one.
+    pub fn input_response(&self, key: &str) -> Option<&Value> {
+        self.inner.round.answers.get(key)
+    }
+
+    /// The answer to `key` parsed as `T` (`ElicitResult`, `CreateMessageResult`,
+    /// `ListRootsResult`, ...). A malformed answer is a -32602 error.
+    pub fn answer<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ToolError> {
+        match self.input_response(key) {
+            None => Ok(None),
+            Some(answer) => Ok(Some(parse_answer(key, answer)?)),
+        }
+    }
+
+    /// The handler's own state from the previous round.
+    pub fn state<T: DeserializeOwned>(&self) -> Option<T> {
+        self.inner
+            .round
+            .state
+            .as_ref()
+            .and_then(|s| T::deserialize(s).ok())
+    }
+
+    /// Asks the user to fill in a form, or returns the answer once it is there.
+    ///
+    /// Use with `?`: the first call ends the round with an `input_required`
+    /// result; on the retry it returns the (validated) answer. An accepted
+    /// answer whose content breaks `requested_schema` is a -32602 error.
+    pub fn elicit_form(
+        &self,
+        key: &str,
+        message: &str,
+        requested_schema: Value,
+    ) -> Result<ElicitResult, ToolError> {
+        let Some(answer) = self.answer::<ElicitResult>(key)? else {
+            return Err(InputRequired::new()
+                .elicit_form(key, message, requested_schema)
+                .into());
+        };
+        if answer.action == ElicitAction::Accept {
+            let content = serde_json::to_value(answer.content.clone().unwrap_or_default())
+                .unwrap_or_default();
+            let schema =
+                toolwire_schema::CompiledSchema::compile(&requested_schema).map_err(|e| {
+                    ErrorObject::internal(format!(
+                        "requested schema for {key:?} does not compile: {e}"
+                    ))
+                })?;
+            if let Err(errors) = schema.validate(&content) {
+                return Err(ErrorObject::invalid_params(format!(
+                    "inputResponses[{key:?}] does not match the requested schema: {errors}"
+                ))
+                .into());
+            }
+        }
+        Ok(answer)
+    }
+
+    /// Asks the client's model for a completion, or returns it once it is there.
+    pub fn sample(
+        &self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ToolError> {
+        match self.answer(key)? {
+            Some(answer) => Ok(answer),
+            None => Err(InputRequired::new().sample(key, params).into()),
+        }
+    }
+
+    /// Asks for the client's roots, or returns them once they are there.
+    pub fn list_roots(&self, key: &str) -> Result<ListRootsResult, ToolError> {
+        match self.answer(key)? {
+            Some(answer) => Ok(answer),
+            None => Err(InputRequired::new().list_roots(key).into()),
+        }
+    }
+
+    /// The JSON-RPC id of this request.
+    pub fn request_id(&self) -> &RequestId {
+        &self.inner.request_id
+    }
+
+    /// The method being served, e.g. `tools/call`.
+    pub fn method(&self) -> &str {
+        &self.inner.method
+    }
+
+    /// The capabilities the client declared on this request.
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.inner.client_capabilities
+    }
+
+    /// The client's self-reported name and version (display only, never for security).
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.inner.client_info.as_ref()
+    }
+
+    /// The protocol version of this request.
+    pub fn protocol_version(&self) -> &str {
+        &self.inner.protocol_version
+    }
+
+    /// Who is calling.
+    pub fn principal(&self) -> &Principal {
+        &self.inner.principal
+    }
+
+    /// Cancelled when the client cancels the request or disconnects.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.cancel
+    }
+
+    /// True once the request has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// True when the request asked for progress notifications.
+    pub fn wants_progress(&self) -> bool {
+        self.inner.progress_token.is_some()
+    }
+
+    /// Reports progress. Sent only when the request carried a `progressToken`,
+    /// and only when `done` is greater than the last value sent (progress must
+    /// strictly increase); other calls are dropped.
+    pub async fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.inner.progress_token else {
+            return;
+        };
+        {
+            let mut last = self.inner.last_progress.lock().expect("progress lock");
+            if last.is_some_and(|prev| done <= prev) {
+                return;
+            }
+            *last = Some(done);
+        }
+        let mut params = JsonObject::new();
+        params.insert("progressToken".into(), json!(token));
+        params.insert("progress".into(), json!(done));
+        if let Some(total) = total {
+            params.insert("total".into(), json!(total));
+        }
+        if let Some(message) = message {
+            params.insert("message".into(), json!(message));
+        }
+        self.notify("notifications/progress", params).await;
+    }
+
+    /// Sends a log message. Sent only when the request carried
+    /// `io.modelcontextprotocol/logLevel` and `level` is at or above it.
+    pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: impl Into<Value>) {
+        let Some(min) = self.inner.log_level else {
+            return;
+        };
+        if level < min {
+            return;
+        }
+        let mut params = JsonObject::new();
+        params.insert("level".into(), json!(level));
+        if let Some(logger) = logger {
+            params.insert("logger".into(), json!(logger));
+        }
+        params.insert("data".into(), data.into());
+        self.notify("notifications/message", params).await;
+    }
+
+    async fn notify(&self, method: &str, params: JsonObject) {
+        if let Some(outbox) = &self.inner.outbox {
+            outbox
+                .send(Message::Notification(Notification::new(
+                    method,
+                    Some(params),
+                )))
+                .await;
+        }
+    }
+}
+
+/// True when a request's `_meta` asks for request-scoped notifications
+/// (a `progressToken` or a `logLevel`), so a transport knows to stream.
+pub fn wants_notifications(params: Option<&JsonObject>) -> bool {
+    let Some(Value::Object(meta)) = params.and_then(|p| p.get("_meta")) else {
+        return false;
+    };
+    meta.contains_key(keys::PROGRESS_TOKEN) || meta.contains_key(keys::LOG_LEVEL)
+}

@@ -1,0 +1,324 @@
+//! The one dispatcher every transport calls: checks `_meta`, routes by
+//! method, runs the handler, and finishes the result.
+
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use toolwire_protocol::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, DiscoverResult, ErrorObject,
+    ErrorResponse, JsonObject, ListChangedCapability, ListToolsResult, Message, Meta,
+    PaginatedRequestParams, Request, ResultResponse, ResultType, ServerCapabilities, code, keys,
+};
+
+use crate::context::{CheckedMeta, RequestContext, RequestEnv};
+use crate::mrtr::{InputRequired, Round, RoundKey};
+use crate::output::{ToolError, ToolOutput};
+use crate::pagination;
+use crate::server::Server;
+
+/// Methods of earlier revisions (or never standard) that this revision removed.
+const REMOVED_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+impl Server {
+    /// Handles any incoming message. Requests get a response; notifications
+    /// and stray responses get `None` (the transport acts on cancellation).
+    pub async fn handle_message(&self, message: Message, env: RequestEnv) -> Option<Message> {
+        match message {
+            Message::Request(request) => Some(self.handle_request(request, env).await),
+            Message::Notification(_) | Message::Result(_) | Message::Error(_) => None,
+        }
+    }
+
+    /// Handles one request and returns its response (a result or an error).
+    pub async fn handle_request(&self, request: Request, env: RequestEnv) -> Message {
+        let id = request.id.clone();
+        match self.dispatch(request, env).await {
+            Ok(result) => Message::Result(ResultResponse::new(id, result)),
+            Err(error) => Message::Error(ErrorResponse::new(Some(id), error)),
+        }
+    }
+
+    async fn dispatch(&self, request: Request, env: RequestEnv) -> Result<JsonObject, ErrorObject> {
+        let method = request.method.as_str();
+        if REMOVED_METHODS.contains(&method) {
+            return Err(self.removed_method(method));
+        }
+        if !self.serves(method) {
+            return Err(ErrorObject::method_not_found(method));
+        }
+        let meta = self.check_meta(request.params.as_ref())?;
+        let cx = RequestContext::new(request.id, method, meta, env);
+        let params = request.params.unwrap_or_default();
+        match cx.method() {
+            "server/discover" => Ok(self.finish(self.discover())),
+            "tools/list" => self.list_tools(parse(params)?).map(|r| self.finish(r)),
+            "tools/call" => self.call_tool(parse(params)?, cx).await,
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+
+    fn serves(&self, method: &str) -> bool {
+        matches!(method, "server/discover" | "tools/list" | "tools/call")
+    }
+
+    fn removed_method(&self, method: &str) -> ErrorObject {
+        let versions = self.inner.config.supported_versions.join(", ");
+        let hint = if method == "initialize" {
+            format!(
+                " (this server speaks the stateless protocol, versions {versions}: no initialize handshake; \
+                 send server/discover and put _meta on every request)"
+            )
+        } else {
+            format!(" (removed in protocol {versions})")
+        };
+        ErrorObject::new(
+            code::METHOD_NOT_FOUND,
+            format!("Method not found: {method}{hint}"),
+        )
+    }
+
+    /// Checks the per-request `_meta` fields every request must carry.
+    fn check_meta(&self, params: Option<&JsonObject>) -> Result<CheckedMeta, ErrorObject> {
+        let meta = match params.and_then(|p| p.get("_meta")) {
+            Some(Value::Object(meta)) => Meta(meta.clone()),
+            Some(_) => return Err(ErrorObject::invalid_params("_meta must be an object")),
+            None => {
+                return Err(ErrorObject::invalid_params(missing_meta_message(
+                    "params._meta",
+                )));
+            }
+        };
+        let version = match meta.get(keys::PROTOCOL_VERSION) {
+            Some(Value::String(v)) => v.clone(),
+            Some(_) => return Err(bad_meta(keys::PROTOCOL_VERSION, "must be a string")),
+            None => {
+                return Err(ErrorObject::invalid_params(missing_meta_message(
+                    keys::PROTOCOL_VERSION,
+                )));
+            }
+        };
+        let supported = &self.inner.config.supported_versions;
+        if !supported.iter().any(|v| *v == version) {
+            let supported: Vec<&str> = supported.iter().map(String::as_str).collect();
+            return Err(ErrorObject::unsupported_protocol_version(
+                &supported, &version,
+            ));
+        }
+        let client_capabilities: ClientCapabilities = match meta.client_capabilities() {
+            Some(Ok(caps)) => caps,
+            Some(Err(e)) => return Err(bad_meta(keys::CLIENT_CAPABILITIES, &e.to_string())),
+            None => {
+                return Err(ErrorObject::invalid_params(missing_meta_message(
+                    keys::CLIENT_CAPABILITIES,
+                )));
+            }
+        };
+        Ok(CheckedMeta {
+            protocol_version: version,
+            client_capabilities,
+            client_info: meta
+                .client_info()
+                .transpose()
+                .map_err(|e| bad_meta(keys::CLIENT_INFO, &e.to_string()))?,
+            progress_token: meta
+                .progress_token()
+                .transpose()
+                .map_err(|e| bad_meta(keys::PROGRESS_TOKEN, &e.to_string()))?,
+            log_level: meta
+                .log_level()
+                .transpose()
+                .map_err(|e| bad_meta(keys::LOG_LEVEL, &e.to_string()))?,
+        })
+    }
+
+    /// Adds `resultType` (when absent) and `_meta` serverInfo to a result.
+    pub(crate) fn finish(&self, result: impl Serialize) -> JsonObject {
+        let mut object = match serde_json::to_value(result) {
+            Ok(Value::Object(object)) => object,
+            _ => JsonObject::new(),
+        };
+        object
+            .entry("resultType")
+            .or_insert_with(|| serde_json::json!(ResultType::Complete));
+        let meta = object
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(JsonObject::new()));
+        if let Value::Object(meta) = meta {
+            let info = serde_json::to_value(&self.inner.config.info).unwrap_or(Value::Null);
+            meta.insert(keys::SERVER_INFO.to_owned(), info);
+        }
+        object
+    }
+
+    fn discover(&self) -> DiscoverResult {
+        let config = &self.inner.config;
+        DiscoverResult {
+            supported_versions: config.supported_versions.clone(),
+            capabilities: self.capabilities(),
+            instructions: config.instructions.clone(),
+            ttl_ms: config.discover_cache.ttl_ms,
+            cache_scope: config.discover_cache.scope,
+            ..Default::default()
+        }
+    }
+
+    /// The capabilities this server really serves.
+    pub fn capabilities(&self) -> ServerCapabilities {
+        ServerCapabilities {
+            tools: Some(ListChangedCapability { list_changed: None }),
+            ..Default::default()
+        }
+    }
+
+    fn list_tools(&self, params: PaginatedRequestParams) -> Result<ListToolsResult, ErrorObject> {
+        let offset = match params.cursor.as_deref() {
+            Some(cursor) => pagination::decode_cursor(cursor)?,
+            None => 0,
+        };
+        let visible: Vec<_> = self
+            .inner
+            .tools
+            .snapshot()
+            .iter()
+            .filter(|t| t.enabled)
+            .map(|t| t.definition.clone())
+            .collect();
+        let config = &self.inner.config;
+        let (tools, next_cursor) = pagination::page(&visible, offset, config.page_size);
+        Ok(ListToolsResult {
+            tools,
+            next_cursor,
+            ttl_ms: config.list_cache.ttl_ms,
+            cache_scope: config.list_cache.scope,
+            ..Default::default()
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext,
+    ) -> Result<JsonObject, ErrorObject> {
+        let tool = self
+            .inner
+            .tools
+            .get(&params.name)
+            .filter(|t| t.permits(cx.principal()))
+            .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?;
+        let arguments = params.arguments.unwrap_or_default();
+        if let Err(errors) = tool
+            .input_schema
+            .validate(&Value::Object(arguments.clone()))
+        {
+            let text = format!("Invalid arguments for tool {}:\n{errors}", params.name);
+            return Ok(self.finish(CallToolResult::error(text)));
+        }
+        let principal = cx.principal().key().to_owned();
+        let key = RoundKey {
+            method: "tools/call",
+            principal: &principal,
+            salient: serde_json::json!({"name": params.name, "arguments": arguments}),
+        };
+        let round = self.inner.state_codec.open(
+            &key,
+            params.request_state.as_deref(),
+            params.input_responses.as_ref(),
+        )?;
+        let cx = cx.with_round(round.clone());
+        let client_capabilities = cx.client_capabilities().clone();
+        let run = (tool.handler)(arguments, cx);
+        let outcome = match AssertUnwindSafe(run).catch_unwind().await {
+            Ok(outcome) => outcome,
+            Err(panic) => {
+                tracing::error!(tool = %params.name, panic = panic_message(&panic), "tool handler panicked");
+                return Err(ErrorObject::internal(format!(
+                    "Tool {} failed with an internal error",
+                    params.name
+                )));
+            }
+        };
+        match outcome {
+            Ok(ToolOutput::Complete(result)) => {
+                self.check_output(&tool, &result)?;
+                Ok(self.finish(result))
+            }
+            Ok(ToolOutput::InputRequired(ask)) | Err(ToolError::InputRequired(ask)) => {
+                self.ask_for_input(&key, &round, ask, &client_capabilities)
+            }
+            Err(ToolError::Execution(message)) => Ok(self.finish(CallToolResult::error(message))),
+            Err(ToolError::Protocol(error)) => Err(error),
+        }
+    }
+
+    /// Ends a round with `input_required`, unless it asks for something the client cannot do.
+    fn ask_for_input(
+        &self,
+        key: &RoundKey<'_>,
+        round: &Round,
+        ask: InputRequired,
+        declared: &ClientCapabilities,
+    ) -> Result<JsonObject, ErrorObject> {
+        if let Some(missing) = ask.missing_capabilities(declared) {
+            return Err(ErrorObject::missing_client_capability(&missing));
+        }
+        Ok(self.finish(self.inner.state_codec.seal(key, round, ask)))
+    }
+
+    /// A result that breaks the tool's own `outputSchema` is a server bug: never sent.
+    fn check_output(
+        &self,
+        tool: &crate::registry::RegisteredTool,
+        result: &CallToolResult,
+    ) -> Result<(), ErrorObject> {
+        let Some(schema) = &tool.output_schema else {
+            return Ok(());
+        };
+        if result.is_error() {
+            return Ok(());
+        }
+        let name = &tool.definition.name;
+        let problem = match &result.structured_content {
+            None => "the result has no structuredContent".to_owned(),
+            Some(value) => match schema.validate(value) {
+                Ok(()) => return Ok(()),
+                Err(errors) => errors.to_string(),
+            },
+        };
+        tracing::error!(tool = %name, %problem, "structuredContent breaks the tool's outputSchema; result withheld");
+        Err(ErrorObject::internal(format!(
+            "Tool {name} produced a result that does not match its outputSchema"
+        )))
+    }
+}
+
+fn parse<T: DeserializeOwned>(params: JsonObject) -> Result<T, ErrorObject> {
+    serde_json::from_value(Value::Object(params))
+        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))
+}
+
+fn missing_meta_message(what: &str) -> String {
+    format!("Missing required request metadata: {what}")
+}
+
+fn bad_meta(key: &str, problem: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!("Invalid _meta[{key:?}]: {problem}"))
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}

@@ -1,0 +1,259 @@
+//! The `Server`: configuration, registries, and the builder that makes one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use toolwire_protocol::{CacheScope, Icon, Implementation, LATEST_PROTOCOL_VERSION};
+
+use crate::mrtr::StateCodec;
+use crate::registry::{RegisteredTool, RegistrationError, ToolRegistry};
+use crate::seal::{Sealer, StateKey};
+use crate::tool::ToolBuilder;
+
+/// Caching hints for one kind of result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheHint {
+    /// Freshness in milliseconds.
+    pub ttl_ms: u64,
+    /// Who may cache.
+    pub scope: CacheScope,
+}
+
+/// Server-wide settings; every field has a safe default.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Name and version reported in `serverInfo`.
+    pub info: Implementation,
+    /// How to use the server, for the model.
+    pub instructions: Option<String>,
+    /// Protocol versions served, newest first.
+    pub supported_versions: Vec<String>,
+    /// Items per page of `tools/list` (and the other lists).
+    pub page_size: usize,
+    /// Caching hints of `tools/list` (and the other lists).
+    pub list_cache: CacheHint,
+    /// Caching hints of `server/discover`.
+    pub discover_cache: CacheHint,
+    /// Keys that seal `requestState`: the first seals, all open. Empty means a
+    /// random key made at start-up (fine for one instance only).
+    pub state_keys: Vec<StateKey>,
+    /// How long a `requestState` stays valid.
+    pub state_ttl: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            info: Implementation::new("toolwire-server", env!("CARGO_PKG_VERSION")),
+            instructions: None,
+            supported_versions: vec![LATEST_PROTOCOL_VERSION.to_owned()],
+            page_size: 100,
+            list_cache: CacheHint {
+                ttl_ms: 60_000,
+                scope: CacheScope::Public,
+            },
+            discover_cache: CacheHint {
+                ttl_ms: 3_600_000,
+                scope: CacheScope::Public,
+            },
+            state_keys: Vec::new(),
+            state_ttl: Duration::from_secs(600),
+        }
+    }
+}
+
+/// An MCP server: cheap to clone, shared by every transport serving it.
+///
+/// ```
+/// use toolwire_server::{Server, ToolBuilder, RequestContext, NoArgs};
+/// let server = Server::builder("demo", "1.0.0")
+///     .tool(ToolBuilder::new("hello").handler(|_: NoArgs, _cx: RequestContext| async { "hello" }))
+///     .build()
+///     .unwrap();
+/// assert_eq!(server.tool_names(), ["hello"]);
+/// ```
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<ServerInner>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("info", &self.inner.config.info)
+            .field("tools", &self.tool_names())
+            .finish()
+    }
+}
+
+pub(crate) struct ServerInner {
+    pub config: ServerConfig,
+    pub tools: ToolRegistry,
+    pub state_codec: StateCodec,
+}
+
+impl Server {
+    /// Starts building a server with a name and version.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            config: ServerConfig {
+                info: Implementation::new(name, version),
+                ..Default::default()
+            },
+            tools: Vec::new(),
+        }
+    }
+
+    /// The server's settings.
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// Names of every registered tool (enabled or not), in order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.inner
+            .tools
+            .snapshot()
+            .iter()
+            .map(|t| t.definition.name.clone())
+            .collect()
+    }
+
+    /// Adds a tool while the server runs; listeners are told.
+    pub fn add_tool(&self, tool: ToolBuilder) -> Result<(), RegistrationError> {
+        self.inner.tools.add(RegisteredTool::compile(tool)?)
+    }
+
+    /// Replaces the tool of the same name, keeping its place in the list.
+    pub fn replace_tool(&self, tool: ToolBuilder) -> Result<(), RegistrationError> {
+        self.inner.tools.replace(RegisteredTool::compile(tool)?)
+    }
+
+    /// Removes a tool.
+    pub fn remove_tool(&self, name: &str) -> Result<(), RegistrationError> {
+        self.inner.tools.remove(name)
+    }
+
+    /// Enables a disabled tool.
+    pub fn enable_tool(&self, name: &str) -> Result<(), RegistrationError> {
+        self.inner.tools.set_enabled(name, true)
+    }
+
+    /// Disables a tool: it is neither listed nor callable until enabled.
+    pub fn disable_tool(&self, name: &str) -> Result<(), RegistrationError> {
+        self.inner.tools.set_enabled(name, false)
+    }
+}
+
+/// Builds a [`Server`].
+#[derive(Debug)]
+pub struct ServerBuilder {
+    config: ServerConfig,
+    tools: Vec<ToolBuilder>,
+}
+
+impl ServerBuilder {
+    /// The display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.config.info.title = Some(title.into());
+        self
+    }
+
+    /// A description of the server.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.config.info.description = Some(description.into());
+        self
+    }
+
+    /// Instructions for the model, returned by `server/discover`.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.config.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.config
+            .info
+            .icons
+            .get_or_insert_with(Vec::new)
+            .push(icon);
+        self
+    }
+
+    /// Items per page of list results (at least 1).
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.config.page_size = size.max(1);
+        self
+    }
+
+    /// Caching hints on list results.
+    pub fn list_cache(mut self, ttl_ms: u64, scope: toolwire_protocol::CacheScope) -> Self {
+        self.config.list_cache = CacheHint { ttl_ms, scope };
+        self
+    }
+
+    /// Caching hints on `server/discover`.
+    pub fn discover_cache(mut self, ttl_ms: u64, scope: toolwire_protocol::CacheScope) -> Self {
+        self.config.discover_cache = CacheHint { ttl_ms, scope };
+        self
+    }
+
+    /// Adds a key for sealing `requestState`. The first key added seals; all
+    /// open, so rotating means putting the new key first and keeping the old.
+    pub fn state_key(mut self, key: StateKey) -> Self {
+        self.config.state_keys.push(key);
+        self
+    }
+
+    /// Adds the keys in environment variable `var` (comma-separated, each 32
+    /// bytes as base64 or hex). An unset variable adds nothing; a bad value is an error.
+    pub fn state_keys_from_env(mut self, var: &str) -> Result<Self, String> {
+        if let Ok(text) = std::env::var(var) {
+            for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+                let key = StateKey::parse(part).map_err(|e| format!("{var}: {e}"))?;
+                self.config.state_keys.push(key);
+            }
+        }
+        Ok(self)
+    }
+
+    /// How long a `requestState` stays valid (default 10 minutes).
+    pub fn state_ttl(mut self, ttl: Duration) -> Self {
+        self.config.state_ttl = ttl;
+        self
+    }
+
+    /// Adds a tool (checked when [`ServerBuilder::build`] runs).
+    pub fn tool(mut self, tool: ToolBuilder) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Checks and compiles every tool, or names the first that breaks a rule.
+    pub fn build(self) -> Result<Server, RegistrationError> {
+        let registry = ToolRegistry::new();
+        for tool in self.tools {
+            registry.add(RegisteredTool::compile(tool)?)?;
+        }
+        let mut keys = self.config.state_keys.clone();
+        if keys.is_empty() {
+            tracing::warn!(
+                "no requestState key configured: using a random key; several instances behind one \
+                 endpoint need a shared key (ServerBuilder::state_key or state_keys_from_env)"
+            );
+            keys.push(StateKey::random());
+        }
+        let state_codec = StateCodec {
+            sealer: Sealer::new(keys),
+            ttl: self.config.state_ttl,
+        };
+        Ok(Server {
+            inner: Arc::new(ServerInner {
+                config: self.config,
+                tools: registry,
+                state_codec,
+            }),
+        })
+    }
+}

@@ -1,0 +1,202 @@
+//! The stdio transport: newline-delimited JSON-RPC on stdin and stdout.
+//!
+//! Requests are handled concurrently (up to a bound), one task writes
+//! stdout, `notifications/cancelled` stops a handler and suppresses its
+//! response, and nothing but MCP messages is ever written to stdout.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tokio_util::sync::CancellationToken;
+use toolwire_protocol::{ErrorObject, ErrorResponse, Message, Notification, Request, RequestId};
+
+use crate::context::{Outbox, Principal, RequestEnv};
+use crate::server::Server;
+
+/// Settings of the stdio transport.
+#[derive(Debug, Clone)]
+pub struct StdioConfig {
+    /// Requests handled at once; further lines wait.
+    pub max_in_flight: usize,
+    /// Longest accepted line in bytes; a longer one is answered with -32600.
+    pub max_line_bytes: usize,
+    /// The principal every request runs as (stdio has no authentication).
+    pub principal: Principal,
+    /// How long to let running requests finish after stdin closes.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for StdioConfig {
+    fn default() -> Self {
+        StdioConfig {
+            max_in_flight: 256,
+            max_line_bytes: 4 * 1024 * 1024,
+            principal: Principal::anonymous(),
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Serves `server` on this process's stdin and stdout until stdin closes.
+///
+/// ```no_run
+/// # async fn run(server: toolwire_server::Server) -> std::io::Result<()> {
+/// toolwire_server::stdio::serve_stdio(server).await
+/// # }
+/// ```
+pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
+    serve(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        StdioConfig::default(),
+    )
+    .await
+}
+
+type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+
+/// Serves `server` over any reader and writer (a pipe, a socket, a test buffer).
+pub async fn serve<R, W>(
+    server: Server,
+    reader: R,
+    writer: W,
+    config: StdioConfig,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out_tx, out_rx) = mpsc::channel::<Message>(1024);
+    let writer_task = tokio::spawn(write_messages(writer, out_rx));
+    let in_flight: InFlight = Arc::default();
+    let permits = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
+    let mut tasks = JoinSet::new();
+    let mut lines = FramedRead::new(
+        reader,
+        LinesCodec::new_with_max_length(config.max_line_bytes),
+    );
+
+    while let Some(line) = lines.next().await {
+        while tasks.try_join_next().is_some() {}
+        let line = match line {
+            Ok(line) => line,
+            Err(LinesCodecError::MaxLineLengthExceeded) => {
+                let error = ErrorObject::invalid_request(format!(
+                    "message longer than {} bytes",
+                    config.max_line_bytes
+                ));
+                let _ = out_tx
+                    .send(Message::Error(ErrorResponse::new(None, error)))
+                    .await;
+                continue;
+            }
+            Err(LinesCodecError::Io(e)) => return Err(e),
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        match Message::from_slice(line.as_bytes()) {
+            Ok(Message::Request(request)) => {
+                let permit = Arc::clone(&permits)
+                    .acquire_owned()
+                    .await
+                    .expect("semaphore open");
+                let job = RequestJob {
+                    server: server.clone(),
+                    out: out_tx.clone(),
+                    in_flight: Arc::clone(&in_flight),
+                    principal: config.principal.clone(),
+                };
+                tasks.spawn(async move {
+                    job.run(request).await;
+                    drop(permit);
+                });
+            }
+            Ok(Message::Notification(notification)) => cancel_if_asked(&notification, &in_flight),
+            Ok(_) => {} // responses: the server sends no requests, so nothing awaits them
+            Err(error) => {
+                let _ = out_tx.send(Message::Error(error.to_response())).await;
+            }
+        }
+    }
+
+    let _ = tokio::time::timeout(config.shutdown_grace, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    tasks.abort_all();
+    drop(out_tx);
+    writer_task.await.map_err(std::io::Error::other)?
+}
+
+/// One request's run: register for cancellation, dispatch, answer unless cancelled.
+struct RequestJob {
+    server: Server,
+    out: mpsc::Sender<Message>,
+    in_flight: InFlight,
+    principal: Principal,
+}
+
+impl RequestJob {
+    async fn run(self, request: Request) {
+        let id = request.id.clone();
+        let cancel = CancellationToken::new();
+        self.in_flight
+            .lock()
+            .expect("in-flight lock")
+            .insert(id.clone(), cancel.clone());
+        let env = RequestEnv::new()
+            .with_principal(self.principal)
+            .with_outbox(Outbox::new(self.out.clone()))
+            .with_cancel(cancel.clone());
+        let response = tokio::select! {
+            response = self.server.handle_request(request, env) => Some(response),
+            _ = cancel.cancelled() => None,
+        };
+        self.in_flight.lock().expect("in-flight lock").remove(&id);
+        if let Some(response) = response.filter(|_| !cancel.is_cancelled()) {
+            let _ = self.out.send(response).await;
+        }
+    }
+}
+
+/// `notifications/cancelled` naming an in-flight request cancels it.
+fn cancel_if_asked(notification: &Notification, in_flight: &InFlight) {
+    if notification.method != "notifications/cancelled" {
+        return;
+    }
+    let Some(id) = notification
+        .params
+        .as_ref()
+        .and_then(|p| p.get("requestId"))
+        .and_then(|v| serde_json::from_value::<RequestId>(Value::clone(v)).ok())
+    else {
+        return;
+    };
+    if let Some(token) = in_flight.lock().expect("in-flight lock").get(&id) {
+        token.cancel();
+    }
+}
+
+async fn write_messages<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut rx: mpsc::Receiver<Message>,
+) -> std::io::Result<()> {
+    while let Some(message) = rx.recv().await {
+        let mut bytes = serde_json::to_vec(&message).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        writer.write_all(&bytes).await?;
+        if rx.is_empty() {
+            writer.flush().await?;
+        }
+    }
+    writer.flush().await
+}

@@ -1,0 +1,190 @@
+//! Defining tools: typed async handlers, generated schemas, metadata.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use toolwire_protocol::{Icon, JsonObject, Meta, Tool, ToolAnnotations};
+
+use crate::context::RequestContext;
+use crate::output::{IntoToolOutput, ToolError, ToolOutput};
+
+/// A boxed, sendable future.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// A handler with its argument and result types erased.
+pub(crate) type ErasedToolHandler = Arc<
+    dyn Fn(JsonObject, RequestContext) -> BoxFuture<Result<ToolOutput, ToolError>> + Send + Sync,
+>;
+
+/// The arguments of a tool that takes none: its schema is
+/// `{"type":"object","additionalProperties":false}` and a call may omit `arguments`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+impl JsonSchema for NoArgs {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoArgs".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "object", "additionalProperties": false})
+    }
+}
+
+/// The JSON Schema (2020-12) of `T` as a plain object, without `$schema` and `title`.
+pub fn schema_object_for<T: JsonSchema>() -> JsonObject {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let schema = generator.into_root_schema_for::<T>();
+    let mut object = match schema.to_value() {
+        Value::Object(object) => object,
+        // A `true` schema accepts anything: say so with an empty object.
+        _ => JsonObject::new(),
+    };
+    object.remove("$schema");
+    object.remove("title");
+    object
+}
+
+/// A tool definition being built: metadata plus one handler.
+///
+/// ```
+/// use toolwire_server::{ToolBuilder, RequestContext};
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Echo { text: String }
+/// let tool = ToolBuilder::new("echo")
+///     .description("Echoes the text back")
+///     .handler(|args: Echo, _cx: RequestContext| async move { args.text });
+/// assert_eq!(tool.definition().input_schema["required"][0], "text");
+/// ```
+#[derive(Clone)]
+pub struct ToolBuilder {
+    pub(crate) definition: Tool,
+    pub(crate) handler: Option<ErasedToolHandler>,
+    pub(crate) required_scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for ToolBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolBuilder")
+            .field("definition", &self.definition)
+            .field("has_handler", &self.handler.is_some())
+            .finish()
+    }
+}
+
+impl ToolBuilder {
+    /// Starts a tool named `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        ToolBuilder {
+            definition: Tool {
+                name: name.into(),
+                input_schema: schema_object_for::<NoArgs>(),
+                ..Default::default()
+            },
+            handler: None,
+            required_scopes: Vec::new(),
+        }
+    }
+
+    /// The display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.definition.title = Some(title.into());
+        self
+    }
+
+    /// What the tool does, for the model.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.definition.description = Some(description.into());
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.definition
+            .icons
+            .get_or_insert_with(Vec::new)
+            .push(icon);
+        self
+    }
+
+    /// Behaviour hints.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.definition.annotations = Some(annotations);
+        self
+    }
+
+    /// Tool-level `_meta`.
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.definition.meta = Some(meta);
+        self
+    }
+
+    /// Replaces the output schema (kept exactly as given).
+    pub fn output_schema(mut self, schema: JsonObject) -> Self {
+        self.definition.output_schema = Some(schema);
+        self
+    }
+
+    /// Scopes a caller must hold to see and call this tool.
+    pub fn require_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.required_scopes
+            .extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// The definition as it will be listed.
+    pub fn definition(&self) -> &Tool {
+        &self.definition
+    }
+
+    /// Sets a typed handler: `A`'s schema becomes `inputSchema`; the return
+    /// type's schema (for [`crate::Structured`]) becomes `outputSchema`.
+    pub fn handler<A, F, Fut, R>(mut self, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolOutput + 'static,
+    {
+        self.definition.input_schema = schema_object_for::<A>();
+        if let Some(schema) = R::output_schema() {
+            self.definition.output_schema = Some(schema);
+        }
+        let handler = Arc::new(handler);
+        self.handler = Some(Arc::new(move |args: JsonObject, cx: RequestContext| {
+            let handler = Arc::clone(&handler);
+            Box::pin(async move {
+                let args: A = serde_json::from_value(Value::Object(args))
+                    .map_err(|e| ToolError::new(format!("Invalid arguments: {e}")))?;
+                handler(args, cx).await.into_tool_output()
+            }) as BoxFuture<_>
+        }));
+        self
+    }
+
+    /// Sets a handler that takes the raw arguments object, with an input
+    /// schema given as data and kept exactly as given (every keyword).
+    pub fn raw_handler<F, Fut, R>(mut self, input_schema: JsonObject, handler: F) -> Self
+    where
+        F: Fn(JsonObject, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolOutput + 'static,
+    {
+        self.definition.input_schema = input_schema;
+        let handler = Arc::new(handler);
+        self.handler = Some(Arc::new(move |args: JsonObject, cx: RequestContext| {
+            let handler = Arc::clone(&handler);
+            Box::pin(async move { handler(args, cx).await.into_tool_output() }) as BoxFuture<_>
+        }));
+        self
+    }
+}

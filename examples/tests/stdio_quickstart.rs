@@ -1,0 +1,230 @@
+//! The quickstart example over stdio, as a real child process.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+struct Peer {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+impl Peer {
+    fn spawn() -> Peer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn quickstart");
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Peer {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    async fn send_line(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.send_line(&message.to_string()).await;
+    }
+
+    async fn request(&mut self, id: i64, method: &str, mut params: Value) {
+        params["_meta"] = meta();
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
+            .await
+            .expect("a reply within 20 s")
+            .unwrap()
+            .expect("stdout still open");
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"))
+    }
+}
+
+#[tokio::test]
+async fn lists_and_calls_tools() {
+    let mut peer = Peer::spawn();
+    peer.request(1, "tools/list", json!({})).await;
+    let r = peer.recv().await;
+    assert_eq!(r["id"], 1);
+    let names: Vec<&str> = r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["greet", "stats", "countdown"]);
+
+    peer.request(
+        2,
+        "tools/call",
+        json!({"name": "greet", "arguments": {"name": "Ada"}}),
+    )
+    .await;
+    let r = peer.recv().await;
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {
+            "content": [{"type": "text", "text": "Hello, Ada!"}],
+            "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "quickstart", "version": env!("CARGO_PKG_VERSION")}}
+        }})
+    );
+
+    peer.request(
+        3,
+        "tools/call",
+        json!({"name": "stats", "arguments": {"numbers": [1, 2, 6]}}),
+    )
+    .await;
+    let r = peer.recv().await;
+    assert_eq!(
+        r["result"]["structuredContent"],
+        json!({"count": 3, "mean": 3.0, "min": 1.0, "max": 6.0})
+    );
+}
+
+#[tokio::test]
+async fn bad_arguments_give_a_tool_error() {
+    let mut peer = Peer::spawn();
+    peer.request(
+        1,
+        "tools/call",
+        json!({"name": "greet", "arguments": {"name": 5}}),
+    )
+    .await;
+    let r = peer.recv().await;
+    assert_eq!(r["result"]["isError"], true);
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Invalid arguments for tool greet:") && text.contains("/name"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn malformed_line_gets_parse_error_and_the_loop_goes_on() {
+    let mut peer = Peer::spawn();
+    peer.send_line("{this is not json").await;
+    let r = peer.recv().await;
+    assert_eq!(r["error"]["code"], -32700);
+    assert!(r.get("id").is_none(), "a parse error has no id: {r}");
+    peer.send(json!({"jsonrpc": "2.0", "id": null, "method": "tools/list"}))
+        .await;
+    let r = peer.recv().await;
+    assert_eq!(r["error"]["code"], -32600);
+    peer.request(
+        2,
+        "tools/call",
+        json!({"name": "greet", "arguments": {"name": "again"}}),
+    )
+    .await;
+    let r = peer.recv().await;
+    assert_eq!(r["result"]["content"][0]["text"], "Hello, again!");
+}
+
+#[tokio::test]
+async fn progress_arrives_in_order_before_the_result() {
+    let mut peer = Peer::spawn();
+    let mut params = json!({"name": "countdown", "arguments": {"seconds": 3, "step_ms": 10}});
+    params["_meta"] = meta();
+    params["_meta"]["progressToken"] = json!("tok");
+    peer.send(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}))
+        .await;
+    let mut progress = Vec::new();
+    loop {
+        let m = peer.recv().await;
+        if m.get("id").is_some() {
+            assert_eq!(m["result"]["content"][0]["text"], "Lift-off!");
+            break;
+        }
+        assert_eq!(m["method"], "notifications/progress");
+        assert_eq!(m["params"]["progressToken"], "tok");
+        progress.push(m["params"]["progress"].as_f64().unwrap());
+    }
+    assert_eq!(progress, [1.0, 2.0, 3.0]);
+}
+
+#[tokio::test]
+async fn cancelled_request_gets_no_response() {
+    let mut peer = Peer::spawn();
+    peer.request(
+        1,
+        "tools/call",
+        json!({"name": "countdown", "arguments": {"seconds": 60}}),
+    )
+    .await;
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "test"}}))
+        .await;
+    peer.request(
+        2,
+        "tools/call",
+        json!({"name": "greet", "arguments": {"name": "next"}}),
+    )
+    .await;
+    let r = peer.recv().await;
+    assert_eq!(
+        r["id"], 2,
+        "the cancelled request must not be answered: {r}"
+    );
+    // Closing stdin ends the server promptly: the cancelled handler is not waited for.
+    drop(peer.stdin);
+    let status = tokio::time::timeout(Duration::from_secs(10), peer.child.wait())
+        .await
+        .expect("exits on EOF")
+        .unwrap();
+    assert!(status.success());
+    assert!(
+        peer.lines.next_line().await.unwrap().is_none(),
+        "nothing after the last answer"
+    );
+}
+
+#[tokio::test]
+async fn a_thousand_concurrent_calls_on_one_pipe_are_all_answered() {
+    let mut peer = Peer::spawn();
+    let mut batch = String::new();
+    for id in 0..1000 {
+        let params =
+            json!({"name": "greet", "arguments": {"name": format!("n{id}")}, "_meta": meta()});
+        batch.push_str(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+                .to_string(),
+        );
+        batch.push('\n');
+    }
+    peer.stdin.write_all(batch.as_bytes()).await.unwrap();
+    let mut seen = vec![false; 1000];
+    for _ in 0..1000 {
+        let r = peer.recv().await;
+        let id = r["id"].as_u64().unwrap() as usize;
+        assert_eq!(r["result"]["content"][0]["text"], format!("Hello, n{id}!"));
+        assert!(!seen[id], "answered twice: {id}");
+        seen[id] = true;
+    }
+    assert!(seen.iter().all(|s| *s));
+}
