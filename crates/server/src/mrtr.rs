@@ -228,7 +228,7 @@ impl StateCodec {
         if state.v != FORMAT_VERSION {
             return Err(invalid("unsupported format version"));
         }
-        if state.e < now_secs() {
+        if state.e <= now_secs() {
             return Err(invalid(
                 "it has expired; send the original request again without requestState",
             ));

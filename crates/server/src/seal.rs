@@ -62,6 +62,10 @@ impl StateKey {
     }
 }
 
+fn aad_for(key_id: &[u8]) -> Vec<u8> {
+    [AAD, key_id].concat()
+}
+
 fn decode_any_base64(text: &str) -> Option<Vec<u8>> {
     use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE};
     [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
@@ -85,13 +89,14 @@ impl Sealer {
     pub fn seal(&self, plaintext: &[u8]) -> String {
         let key = &self.keys[0];
         let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
+        let aad = aad_for(&key.id());
         let ciphertext = key
             .cipher()
             .encrypt(
                 &nonce,
                 Payload {
                     msg: plaintext,
-                    aad: AAD,
+                    aad: &aad,
                 },
             )
             .expect("XChaCha20-Poly1305 encryption cannot fail for in-memory buffers");
@@ -112,9 +117,11 @@ impl Sealer {
         let (id, rest) = bytes.split_at(KEY_ID_LEN);
         let (nonce, ciphertext) = rest.split_at(NONCE_LEN);
         let nonce = XNonce::from_slice(nonce);
+        // The key id is authenticated too, so changing any byte fails.
+        let aad = aad_for(id);
         let payload = || Payload {
             msg: ciphertext,
-            aad: AAD,
+            aad: &aad,
         };
         let (matching, others): (Vec<&StateKey>, Vec<&StateKey>) =
             self.keys.iter().partition(|k| k.id() == id);
