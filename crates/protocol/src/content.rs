@@ -25,7 +25,11 @@ pub struct Annotations {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<Vec<Role>>,
     /// Importance from 0 (least) to 1 (most).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::number::opt_f64"
+    )]
     pub priority: Option<f64>,
     /// ISO 8601 time of last modification.
     #[serde(default, skip_serializing_if = "Option::is_none")]

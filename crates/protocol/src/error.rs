@@ -39,8 +39,12 @@ pub struct ErrorObject {
     pub code: i64,
     /// A short description.
     pub message: String,
-    /// Additional information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Additional information (an explicit `null` is kept as `Some(Value::Null)`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::present"
+    )]
     pub data: Option<Value>,
 }
 

@@ -12,26 +12,48 @@
 //! assert_eq!(params.name, "echo");
 //! ```
 
+#![warn(missing_docs)]
+
+#[macro_use]
+mod macros;
+mod number;
+
 pub mod capabilities;
+pub mod completion;
 pub mod content;
 pub mod discover;
+pub mod elicitation;
 pub mod error;
 pub mod jsonrpc;
 pub mod logging;
 pub mod meta;
 pub mod mrtr;
+pub mod notifications;
+pub mod prompts;
+pub mod resources;
 pub mod result;
+pub mod roots;
+pub mod sampling;
+pub mod subscriptions;
 pub mod tools;
 
 pub use capabilities::*;
+pub use completion::*;
 pub use content::*;
 pub use discover::*;
+pub use elicitation::*;
 pub use error::{ErrorObject, code};
 pub use jsonrpc::*;
 pub use logging::*;
 pub use meta::{Meta, ProgressToken, keys};
 pub use mrtr::*;
+pub use notifications::*;
+pub use prompts::*;
+pub use resources::*;
 pub use result::*;
+pub use roots::*;
+pub use sampling::*;
+pub use subscriptions::*;
 pub use tools::*;
 
 /// A JSON object (keys keep their order).

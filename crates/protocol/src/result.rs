@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::JsonObject;
+use crate::meta::Meta;
+
 /// What kind of result a response carries. Absent reads as `complete`;
 /// any value other than the two below is rejected.
 ///
@@ -29,4 +32,34 @@ pub enum CacheScope {
     /// Holds data for one authorization context only. The default when a peer omits it.
     #[default]
     Private,
+}
+
+impl ResultType {
+    /// Reads `resultType` from a raw result object: absent reads as
+    /// [`ResultType::Complete`], an unknown value is an error.
+    ///
+    /// ```
+    /// use toolwire_protocol::{JsonObject, ResultType};
+    /// let r: JsonObject = serde_json::from_str(r#"{"resultType":"input_required"}"#).unwrap();
+    /// assert_eq!(ResultType::of(&r).unwrap(), ResultType::InputRequired);
+    /// assert_eq!(ResultType::of(&JsonObject::new()).unwrap(), ResultType::Complete);
+    /// ```
+    pub fn of(result: &JsonObject) -> Result<ResultType, serde_json::Error> {
+        match result.get("resultType") {
+            None => Ok(ResultType::Complete),
+            Some(v) => ResultType::deserialize(v),
+        }
+    }
+}
+
+/// A result with no content: just `resultType` and `_meta`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmptyResult {
+    /// Always `complete`.
+    #[serde(default)]
+    pub result_type: ResultType,
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
 }
