@@ -354,15 +354,26 @@ impl RequestContext {
     }
 
     async fn notify(&self, method: &str, params: JsonObject) {
+        self.send(Message::Notification(Notification::new(
+            method,
+            Some(params),
+        )))
+        .await;
+    }
+
+    /// Sends a message on this request's own stream.
+    pub(crate) async fn send(&self, message: Message) {
         if let Some(outbox) = &self.inner.outbox {
-            outbox
-                .send(Message::Notification(Notification::new(
-                    method,
-                    Some(params),
-                )))
-                .await;
+            outbox.send(message).await;
         }
     }
+}
+
+/// True when the response to `request` is a stream of messages rather than
+/// one message: `subscriptions/listen`, or a request that asked for
+/// notifications. HTTP answers these with `text/event-stream`.
+pub fn response_streams(request: &toolwire_protocol::Request) -> bool {
+    request.method == "subscriptions/listen" || wants_notifications(request.params.as_ref())
 }
 
 /// True when a request's `_meta` asks for request-scoped notifications

@@ -10,7 +10,8 @@ use serde_json::Value;
 use toolwire_protocol::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, DiscoverResult, ErrorObject,
     ErrorResponse, JsonObject, ListChangedCapability, ListToolsResult, Message, Meta,
-    PaginatedRequestParams, Request, ResultResponse, ResultType, ServerCapabilities, code, keys,
+    PaginatedRequestParams, Request, ResourcesCapability, ResultResponse, ResultType,
+    ServerCapabilities, code, keys,
 };
 
 use crate::context::{CheckedMeta, RequestContext, RequestEnv};
@@ -18,6 +19,7 @@ use crate::mrtr::{InputRequired, Round, RoundKey};
 use crate::output::{ToolError, ToolOutput};
 use crate::pagination;
 use crate::server::Server;
+use crate::tool::BoxFuture;
 
 /// Methods of earlier revisions (or never standard) that this revision removed.
 const REMOVED_METHODS: &[&str] = &[
@@ -60,14 +62,41 @@ impl Server {
         let params = request.params.unwrap_or_default();
         match cx.method() {
             "server/discover" => Ok(self.finish(self.discover())),
-            "tools/list" => self.list_tools(parse(params)?).map(|r| self.finish(r)),
+            "tools/list" => self.list_tools(parse(params)?, &cx).map(|r| self.finish(r)),
             "tools/call" => self.call_tool(parse(params)?, cx).await,
+            "resources/list" => self
+                .list_resources(parse(params)?, &cx)
+                .map(|r| self.finish(r)),
+            "resources/templates/list" => self
+                .list_templates(parse(params)?, &cx)
+                .map(|r| self.finish(r)),
+            "resources/read" => self.read_resource(parse(params)?, cx).await,
+            "prompts/list" => self
+                .list_prompts(parse(params)?, &cx)
+                .map(|r| self.finish(r)),
+            "prompts/get" => self.get_prompt(parse(params)?, cx).await,
+            "completion/complete" => self
+                .complete(parse(params)?, &cx)
+                .await
+                .map(|r| self.finish(r)),
+            "subscriptions/listen" => self.listen(parse(params)?, cx).await,
             other => Err(ErrorObject::method_not_found(other)),
         }
     }
 
+    /// True when this server answers `method` (given what is registered).
     fn serves(&self, method: &str) -> bool {
-        matches!(method, "server/discover" | "tools/list" | "tools/call")
+        let caps = self.capabilities();
+        match method {
+            "server/discover" | "subscriptions/listen" => true,
+            "tools/list" | "tools/call" => caps.tools.is_some(),
+            "resources/list" | "resources/templates/list" | "resources/read" => {
+                caps.resources.is_some()
+            }
+            "prompts/list" | "prompts/get" => caps.prompts.is_some(),
+            "completion/complete" => caps.completions.is_some(),
+            _ => false,
+        }
     }
 
     fn removed_method(&self, method: &str) -> ErrorObject {
@@ -171,36 +200,114 @@ impl Server {
         }
     }
 
-    /// The capabilities this server really serves.
+    /// The capabilities this server really serves: tools always; resources,
+    /// prompts and completions when something is registered for them;
+    /// `listChanged` / `subscribe` only when listeners are told.
     pub fn capabilities(&self) -> ServerCapabilities {
+        let inner = &self.inner;
+        let list_changed = inner.config.list_changed.then_some(true);
+        let has_resources = !inner.resources.is_empty() || !inner.templates.is_empty();
+        let has_completions = inner
+            .prompts
+            .enabled()
+            .iter()
+            .any(|p| !p.completer.is_empty())
+            || inner
+                .templates
+                .enabled()
+                .iter()
+                .any(|t| !t.completer.is_empty());
         ServerCapabilities {
-            tools: Some(ListChangedCapability { list_changed: None }),
+            tools: Some(ListChangedCapability { list_changed }),
+            prompts: (!inner.prompts.is_empty()).then_some(ListChangedCapability { list_changed }),
+            resources: has_resources.then_some(ResourcesCapability {
+                subscribe: Some(true),
+                list_changed,
+            }),
+            completions: has_completions.then(JsonObject::new),
             ..Default::default()
         }
     }
 
-    fn list_tools(&self, params: PaginatedRequestParams) -> Result<ListToolsResult, ErrorObject> {
-        let offset = match params.cursor.as_deref() {
+    /// One page of `items` (already filtered for the caller) with the list caching hints.
+    pub(crate) fn page_of<T: Clone>(
+        &self,
+        items: &[T],
+        cursor: Option<&str>,
+        cx: &RequestContext,
+    ) -> Result<Page<T>, ErrorObject> {
+        let offset = match cursor {
             Some(cursor) => pagination::decode_cursor(cursor)?,
             None => 0,
         };
+        let config = &self.inner.config;
+        let (items, next_cursor) = pagination::page(items, offset, config.page_size);
+        let _ = cx;
+        Ok(Page {
+            items,
+            next_cursor,
+            hint: config.list_cache,
+        })
+    }
+
+    fn list_tools(
+        &self,
+        params: PaginatedRequestParams,
+        cx: &RequestContext,
+    ) -> Result<ListToolsResult, ErrorObject> {
         let visible: Vec<_> = self
             .inner
             .tools
-            .snapshot()
+            .enabled()
             .iter()
-            .filter(|t| t.enabled)
+            .filter(|t| t.permits(cx.principal()))
             .map(|t| t.definition.clone())
             .collect();
-        let config = &self.inner.config;
-        let (tools, next_cursor) = pagination::page(&visible, offset, config.page_size);
+        let page = self.page_of(&visible, params.cursor.as_deref(), cx)?;
         Ok(ListToolsResult {
-            tools,
-            next_cursor,
-            ttl_ms: config.list_cache.ttl_ms,
-            cache_scope: config.list_cache.scope,
+            tools: page.items,
+            next_cursor: page.next_cursor,
+            ttl_ms: page.hint.ttl_ms,
+            cache_scope: page.hint.scope,
             ..Default::default()
         })
+    }
+
+    /// Runs one round of a request that may ask for input (tools/call,
+    /// prompts/get, resources/read): opens its `requestState`, runs the
+    /// handler with a panic guard, and seals a new state when it asks again.
+    pub(crate) async fn run_round<T, F>(
+        &self,
+        key: &RoundKey<'_>,
+        request_state: Option<&str>,
+        responses: Option<&JsonObject>,
+        cx: RequestContext,
+        what: &str,
+        run: F,
+    ) -> Result<Finished<T>, ErrorObject>
+    where
+        F: FnOnce(RequestContext) -> BoxFuture<Result<T, ToolError>>,
+    {
+        let round = self.inner.state_codec.open(key, request_state, responses)?;
+        let cx = cx.with_round(round.clone());
+        let declared = cx.client_capabilities().clone();
+        let outcome = match AssertUnwindSafe(run(cx)).catch_unwind().await {
+            Ok(outcome) => outcome,
+            Err(panic) => {
+                tracing::error!(handler = %what, panic = panic_message(&panic), "handler panicked");
+                return Err(ErrorObject::internal(format!(
+                    "{what} failed with an internal error"
+                )));
+            }
+        };
+        match outcome {
+            Ok(value) => Ok(Finished::Value(value)),
+            Err(ToolError::Execution(message)) => Ok(Finished::ExecutionError(message)),
+            Err(ToolError::Protocol(error)) => Err(error),
+            Err(ToolError::InputRequired(ask)) => self
+                .ask_for_input(key, &round, ask, &declared)
+                .map(Finished::InputRequired),
+        }
     }
 
     async fn call_tool(
@@ -228,34 +335,27 @@ impl Server {
             principal: &principal,
             salient: serde_json::json!({"name": params.name, "arguments": arguments}),
         };
-        let round = self.inner.state_codec.open(
-            &key,
-            params.request_state.as_deref(),
-            params.input_responses.as_ref(),
-        )?;
-        let cx = cx.with_round(round.clone());
-        let client_capabilities = cx.client_capabilities().clone();
-        let run = (tool.handler)(arguments, cx);
-        let outcome = match AssertUnwindSafe(run).catch_unwind().await {
-            Ok(outcome) => outcome,
-            Err(panic) => {
-                tracing::error!(tool = %params.name, panic = panic_message(&panic), "tool handler panicked");
-                return Err(ErrorObject::internal(format!(
-                    "Tool {} failed with an internal error",
-                    params.name
-                )));
-            }
+        let handler = std::sync::Arc::clone(&tool.handler);
+        let run = move |cx| -> BoxFuture<Result<CallToolResult, ToolError>> {
+            Box::pin(async move {
+                match handler(arguments, cx).await? {
+                    ToolOutput::Complete(result) => Ok(result),
+                    ToolOutput::InputRequired(ask) => Err(ToolError::InputRequired(ask)),
+                }
+            })
         };
-        match outcome {
-            Ok(ToolOutput::Complete(result)) => {
+        let state = params.request_state.as_deref();
+        let what = format!("Tool {}", params.name);
+        match self
+            .run_round(&key, state, params.input_responses.as_ref(), cx, &what, run)
+            .await?
+        {
+            Finished::Value(result) => {
                 self.check_output(&tool, &result)?;
                 Ok(self.finish(result))
             }
-            Ok(ToolOutput::InputRequired(ask)) | Err(ToolError::InputRequired(ask)) => {
-                self.ask_for_input(&key, &round, ask, &client_capabilities)
-            }
-            Err(ToolError::Execution(message)) => Ok(self.finish(CallToolResult::error(message))),
-            Err(ToolError::Protocol(error)) => Err(error),
+            Finished::ExecutionError(message) => Ok(self.finish(CallToolResult::error(message))),
+            Finished::InputRequired(result) => Ok(result),
         }
     }
 
@@ -272,7 +372,26 @@ impl Server {
         }
         Ok(self.finish(self.inner.state_codec.seal(key, round, ask)))
     }
+}
 
+/// How a round ended.
+pub(crate) enum Finished<T> {
+    /// The handler produced its value.
+    Value(T),
+    /// The handler failed in a way the caller may correct.
+    ExecutionError(String),
+    /// The handler asked for input: the finished `input_required` result.
+    InputRequired(JsonObject),
+}
+
+/// One page of a list, with its caching hints.
+pub(crate) struct Page<T> {
+    pub items: Vec<T>,
+    pub next_cursor: Option<String>,
+    pub hint: crate::server::CacheHint,
+}
+
+impl Server {
     /// A result that breaks the tool's own `outputSchema` is a server bug: never sent.
     fn check_output(
         &self,
@@ -300,7 +419,7 @@ impl Server {
     }
 }
 
-fn parse<T: DeserializeOwned>(params: JsonObject) -> Result<T, ErrorObject> {
+pub(crate) fn parse<T: DeserializeOwned>(params: JsonObject) -> Result<T, ErrorObject> {
     serde_json::from_value(Value::Object(params))
         .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))
 }

@@ -12,21 +12,35 @@
 //! # drop(server);
 //! ```
 
+mod completion;
 mod context;
 mod dispatch;
+pub mod http;
+mod listen;
 mod mrtr;
 mod output;
 mod pagination;
+mod param_headers;
+mod prompts;
 mod registry;
+mod resources;
 mod seal;
 mod server;
 pub mod stdio;
 mod tool;
 
-pub use context::{Outbox, Principal, RequestContext, RequestEnv, wants_notifications};
+pub use completion::MAX_COMPLETION_VALUES;
+pub use context::{
+    Outbox, Principal, RequestContext, RequestEnv, response_streams, wants_notifications,
+};
 pub use mrtr::InputRequired;
 pub use output::{IntoToolOutput, Structured, ToolError, ToolOutput, structured_result};
+pub use param_headers::ParamHeader;
+pub use prompts::{PromptBuilder, PromptResult};
 pub use registry::RegistrationError;
+pub use resources::{
+    ReadRequest, ReadResult, ResourceBuilder, ResourceTemplateBuilder, blob_contents, text_contents,
+};
 pub use seal::StateKey;
 pub use server::{CacheHint, Server, ServerBuilder, ServerConfig};
 pub use tool::{BoxFuture, NoArgs, ToolBuilder, schema_object_for};

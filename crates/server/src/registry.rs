@@ -21,17 +21,31 @@ pub enum RegistrationError {
         /// The rule broken.
         source: toolwire_schema::NameError,
     },
-    /// Another tool already has this name.
-    #[error("tool {tool:?}: a tool with this name is already registered (names must be unique)")]
+    /// Another entry already has this name.
+    #[error(
+        "{kind} {tool:?}: a {kind} with this name is already registered (names must be unique)"
+    )]
     Duplicate {
-        /// The tool.
+        /// `tool`, `prompt`, `resource` or `resource template`.
+        kind: &'static str,
+        /// The name (or URI).
         tool: String,
     },
     /// No handler was set.
-    #[error("tool {tool:?}: no handler set (call .handler or .raw_handler)")]
+    #[error("{kind} {tool:?}: no handler set (call .handler)")]
     NoHandler {
-        /// The tool.
+        /// `tool`, `prompt`, `resource` or `resource template`.
+        kind: &'static str,
+        /// The name (or URI).
         tool: String,
+    },
+    /// A URI template is not RFC 6570 level 1.
+    #[error("resource template {template:?}: {reason}")]
+    Template {
+        /// The template.
+        template: String,
+        /// What is wrong.
+        reason: String,
     },
     /// The input or output schema does not compile.
     #[error("tool {tool:?}: {which} does not compile: {source}")]
@@ -51,10 +65,12 @@ pub enum RegistrationError {
         /// The rule broken.
         source: toolwire_schema::HeaderRuleError,
     },
-    /// No tool by that name (for replace, remove, enable, disable).
-    #[error("tool {tool:?}: no such tool")]
+    /// Nothing by that name (for replace, remove, enable, disable).
+    #[error("{kind} {tool:?}: no such {kind}")]
     NotFound {
-        /// The tool.
+        /// `tool`, `prompt`, `resource` or `resource template`.
+        kind: &'static str,
+        /// The name (or URI).
         tool: String,
     },
 }
@@ -67,7 +83,6 @@ pub(crate) struct RegisteredTool {
     pub output_schema: Option<CompiledSchema>,
     pub header_params: Vec<HeaderParam>,
     pub required_scopes: Vec<String>,
-    pub enabled: bool,
 }
 
 impl RegisteredTool {
@@ -82,7 +97,10 @@ impl RegisteredTool {
         })?;
         let handler = builder
             .handler
-            .ok_or_else(|| RegistrationError::NoHandler { tool: tool.clone() })?;
+            .ok_or_else(|| RegistrationError::NoHandler {
+                kind: "tool",
+                tool: tool.clone(),
+            })?;
         let input = Value::Object(builder.definition.input_schema.clone());
         let input_schema = compile(&tool, "inputSchema", &input)?;
         let output_schema = match &builder.definition.output_schema {
@@ -106,7 +124,6 @@ impl RegisteredTool {
             output_schema,
             header_params,
             required_scopes: builder.required_scopes,
-            enabled: true,
         })
     }
 
@@ -140,31 +157,80 @@ fn warn_sensitive_headers(tool: &str, input: &Value, params: &[HeaderParam]) {
     }
 }
 
-/// The ordered set of tools, swapped atomically on every change.
-pub(crate) struct ToolRegistry {
-    tools: RwLock<Arc<Vec<Arc<RegisteredTool>>>>,
+/// Something a registry holds, found by name.
+pub(crate) trait Named {
+    /// What kind of entry this is, for error messages.
+    const KIND: &'static str;
+    fn name(&self) -> &str;
+}
+
+impl Named for RegisteredTool {
+    const KIND: &'static str = "tool";
+    fn name(&self) -> &str {
+        &self.definition.name
+    }
+}
+
+/// One entry and whether it is currently offered.
+pub(crate) struct Slot<T> {
+    pub item: Arc<T>,
+    pub enabled: bool,
+}
+
+impl<T> Clone for Slot<T> {
+    fn clone(&self) -> Self {
+        Slot {
+            item: Arc::clone(&self.item),
+            enabled: self.enabled,
+        }
+    }
+}
+
+/// An ordered set of named entries (tools, prompts, resources), swapped
+/// atomically on every change; watchers learn that something changed.
+pub(crate) struct Registry<T> {
+    slots: RwLock<Arc<Vec<Slot<T>>>>,
     changes: watch::Sender<u64>,
 }
 
-impl ToolRegistry {
+impl<T: Named> Registry<T> {
     pub fn new() -> Self {
-        ToolRegistry {
-            tools: RwLock::new(Arc::new(Vec::new())),
+        Registry {
+            slots: RwLock::new(Arc::new(Vec::new())),
             changes: watch::channel(0).0,
         }
     }
 
-    /// A consistent snapshot of every tool, in registration order.
-    pub fn snapshot(&self) -> Arc<Vec<Arc<RegisteredTool>>> {
-        Arc::clone(&self.tools.read().expect("registry lock"))
+    /// A consistent snapshot of every entry, in registration order.
+    pub fn snapshot(&self) -> Arc<Vec<Slot<T>>> {
+        Arc::clone(&self.slots.read().expect("registry lock"))
     }
 
-    /// The enabled tool named `name`.
-    pub fn get(&self, name: &str) -> Option<Arc<RegisteredTool>> {
+    /// The enabled entries, in order.
+    pub fn enabled(&self) -> Vec<Arc<T>> {
         self.snapshot()
             .iter()
-            .find(|t| t.enabled && t.definition.name == name)
-            .cloned()
+            .filter(|s| s.enabled)
+            .map(|s| Arc::clone(&s.item))
+            .collect()
+    }
+
+    /// The enabled entry named `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<T>> {
+        self.snapshot()
+            .iter()
+            .find(|s| s.enabled && s.item.name() == name)
+            .map(|s| Arc::clone(&s.item))
+    }
+
+    /// Tells watchers the list changed without changing it.
+    pub fn touch(&self) {
+        self.changes.send_modify(|version| *version += 1);
+    }
+
+    /// True when nothing is registered.
+    pub fn is_empty(&self) -> bool {
+        self.snapshot().is_empty()
     }
 
     /// Watch for changes: the value increases on every change.
@@ -172,80 +238,71 @@ impl ToolRegistry {
         self.changes.subscribe()
     }
 
-    /// Adds a tool at the end; fails on a duplicate name.
-    pub fn add(&self, tool: RegisteredTool) -> Result<(), RegistrationError> {
-        self.edit(|tools| {
-            if tools
-                .iter()
-                .any(|t| t.definition.name == tool.definition.name)
-            {
+    /// Adds an entry at the end; fails on a duplicate name.
+    pub fn add(&self, item: T) -> Result<(), RegistrationError> {
+        self.edit(|slots| {
+            if slots.iter().any(|s| s.item.name() == item.name()) {
                 return Err(RegistrationError::Duplicate {
-                    tool: tool.definition.name.clone(),
+                    kind: T::KIND,
+                    tool: item.name().to_owned(),
                 });
             }
-            tools.push(Arc::new(tool));
+            slots.push(Slot {
+                item: Arc::new(item),
+                enabled: true,
+            });
             Ok(())
         })
     }
 
-    /// Replaces the tool of the same name in place, keeping its position.
-    pub fn replace(&self, tool: RegisteredTool) -> Result<(), RegistrationError> {
-        self.edit(|tools| {
-            let slot = position(tools, &tool.definition.name)?;
-            tools[slot] = Arc::new(tool);
+    /// Replaces the entry of the same name in place, keeping its position.
+    pub fn replace(&self, item: T) -> Result<(), RegistrationError> {
+        self.edit(|slots| {
+            let slot = position(slots, item.name())?;
+            slots[slot].item = Arc::new(item);
             Ok(())
         })
     }
 
-    /// Removes a tool.
+    /// Removes an entry.
     pub fn remove(&self, name: &str) -> Result<(), RegistrationError> {
-        self.edit(|tools| {
-            let slot = position(tools, name)?;
-            tools.remove(slot);
+        self.edit(|slots| {
+            let slot = position(slots, name)?;
+            slots.remove(slot);
             Ok(())
         })
     }
 
-    /// Enables or disables a tool; a disabled tool is neither listed nor callable.
+    /// Enables or disables an entry; a disabled one is neither listed nor usable.
     pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), RegistrationError> {
-        self.edit(|tools| {
-            let slot = position(tools, name)?;
-            if tools[slot].enabled != enabled {
-                let old = &tools[slot];
-                tools[slot] = Arc::new(RegisteredTool {
-                    definition: old.definition.clone(),
-                    handler: Arc::clone(&old.handler),
-                    input_schema: old.input_schema.clone(),
-                    output_schema: old.output_schema.clone(),
-                    header_params: old.header_params.clone(),
-                    required_scopes: old.required_scopes.clone(),
-                    enabled,
-                });
-            }
+        self.edit(|slots| {
+            let slot = position(slots, name)?;
+            slots[slot].enabled = enabled;
             Ok(())
         })
     }
 
     fn edit<F>(&self, change: F) -> Result<(), RegistrationError>
     where
-        F: FnOnce(&mut Vec<Arc<RegisteredTool>>) -> Result<(), RegistrationError>,
+        F: FnOnce(&mut Vec<Slot<T>>) -> Result<(), RegistrationError>,
     {
         {
-            let mut guard = self.tools.write().expect("registry lock");
-            let mut tools = Vec::clone(&guard);
-            change(&mut tools)?;
-            *guard = Arc::new(tools);
+            let mut guard = self.slots.write().expect("registry lock");
+            let mut slots = Vec::clone(&guard);
+            change(&mut slots)?;
+            *guard = Arc::new(slots);
         }
         self.changes.send_modify(|version| *version += 1);
         Ok(())
     }
 }
 
-fn position(tools: &[Arc<RegisteredTool>], name: &str) -> Result<usize, RegistrationError> {
-    tools
+fn position<T: Named>(slots: &[Slot<T>], name: &str) -> Result<usize, RegistrationError> {
+    slots
         .iter()
-        .position(|t| t.definition.name == name)
+        .position(|s| s.item.name() == name)
         .ok_or_else(|| RegistrationError::NotFound {
+            kind: T::KIND,
             tool: name.to_owned(),
         })
 }

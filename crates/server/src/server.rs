@@ -5,8 +5,16 @@ use std::time::Duration;
 
 use toolwire_protocol::{CacheScope, Icon, Implementation, LATEST_PROTOCOL_VERSION};
 
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::listen::SubscriptionCounter;
 use crate::mrtr::StateCodec;
-use crate::registry::{RegisteredTool, RegistrationError, ToolRegistry};
+use crate::prompts::{PromptBuilder, RegisteredPrompt};
+use crate::registry::{RegisteredTool, RegistrationError, Registry};
+use crate::resources::{
+    RegisteredResource, RegisteredTemplate, ResourceBuilder, ResourceTemplateBuilder,
+};
 use crate::seal::{Sealer, StateKey};
 use crate::tool::ToolBuilder;
 
@@ -39,6 +47,13 @@ pub struct ServerConfig {
     pub state_keys: Vec<StateKey>,
     /// How long a `requestState` stays valid.
     pub state_ttl: Duration,
+    /// Caching hints of `resources/read` unless a resource sets its own.
+    pub read_cache: CacheHint,
+    /// Whether list-changed notifications are offered to listeners (and
+    /// `listChanged` declared). On by default.
+    pub list_changed: bool,
+    /// Open `subscriptions/listen` requests allowed per principal.
+    pub max_subscriptions_per_principal: usize,
 }
 
 impl Default for ServerConfig {
@@ -58,6 +73,12 @@ impl Default for ServerConfig {
             },
             state_keys: Vec::new(),
             state_ttl: Duration::from_secs(600),
+            read_cache: CacheHint {
+                ttl_ms: 0,
+                scope: CacheScope::Private,
+            },
+            list_changed: true,
+            max_subscriptions_per_principal: 64,
         }
     }
 }
@@ -88,7 +109,13 @@ impl std::fmt::Debug for Server {
 
 pub(crate) struct ServerInner {
     pub config: ServerConfig,
-    pub tools: ToolRegistry,
+    pub tools: Registry<RegisteredTool>,
+    pub prompts: Registry<RegisteredPrompt>,
+    pub resources: Registry<RegisteredResource>,
+    pub templates: Registry<RegisteredTemplate>,
+    pub resource_updates: broadcast::Sender<String>,
+    pub subscriptions: Arc<SubscriptionCounter>,
+    pub shutdown: CancellationToken,
     pub state_codec: StateCodec,
 }
 
@@ -101,6 +128,9 @@ impl Server {
                 ..Default::default()
             },
             tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
         }
     }
 
@@ -115,8 +145,59 @@ impl Server {
             .tools
             .snapshot()
             .iter()
-            .map(|t| t.definition.name.clone())
+            .map(|s| s.item.definition.name.clone())
             .collect()
+    }
+
+    /// Open `subscriptions/listen` requests right now.
+    pub fn open_subscriptions(&self) -> usize {
+        self.inner.subscriptions.total()
+    }
+
+    /// Ends every open `subscriptions/listen` request with its completion
+    /// result, so transports can close their streams gracefully.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// Tells listeners that subscribed to `uri` that it changed.
+    pub fn notify_resource_updated(&self, uri: &str) {
+        let _ = self.inner.resource_updates.send(uri.to_owned());
+    }
+
+    /// Tells tools listeners the list changed (registry edits do this themselves).
+    pub fn notify_tools_list_changed(&self) {
+        self.inner.tools.touch();
+    }
+
+    /// Tells prompts listeners the list changed (registry edits do this themselves).
+    pub fn notify_prompts_list_changed(&self) {
+        self.inner.prompts.touch();
+    }
+
+    /// Tells resources listeners the list changed (registry edits do this themselves).
+    pub fn notify_resources_list_changed(&self) {
+        self.inner.resources.touch();
+    }
+
+    /// Adds a prompt while the server runs; listeners are told.
+    pub fn add_prompt(&self, prompt: PromptBuilder) -> Result<(), RegistrationError> {
+        self.inner.prompts.add(compile_prompt(prompt)?)
+    }
+
+    /// Removes a prompt.
+    pub fn remove_prompt(&self, name: &str) -> Result<(), RegistrationError> {
+        self.inner.prompts.remove(name)
+    }
+
+    /// Adds a resource while the server runs; listeners are told.
+    pub fn add_resource(&self, resource: ResourceBuilder) -> Result<(), RegistrationError> {
+        self.inner.resources.add(compile_resource(resource)?)
+    }
+
+    /// Removes a resource by URI.
+    pub fn remove_resource(&self, uri: &str) -> Result<(), RegistrationError> {
+        self.inner.resources.remove(uri)
     }
 
     /// Adds a tool while the server runs; listeners are told.
@@ -145,11 +226,59 @@ impl Server {
     }
 }
 
+fn compile_prompt(prompt: PromptBuilder) -> Result<RegisteredPrompt, RegistrationError> {
+    let handler = prompt.handler.ok_or_else(|| RegistrationError::NoHandler {
+        kind: "prompt",
+        tool: prompt.definition.name.clone(),
+    })?;
+    Ok(RegisteredPrompt {
+        definition: prompt.definition,
+        handler,
+        completer: prompt.completer,
+        required_scopes: prompt.required_scopes,
+    })
+}
+
+fn compile_resource(resource: ResourceBuilder) -> Result<RegisteredResource, RegistrationError> {
+    let handler = resource
+        .handler
+        .ok_or_else(|| RegistrationError::NoHandler {
+            kind: "resource",
+            tool: resource.definition.uri.clone(),
+        })?;
+    Ok(RegisteredResource {
+        definition: resource.definition,
+        handler,
+        cache: resource.cache,
+        required_scopes: resource.required_scopes,
+    })
+}
+
+fn compile_template(
+    template: ResourceTemplateBuilder,
+) -> Result<RegisteredTemplate, RegistrationError> {
+    let name = template.definition.uri_template.clone();
+    let handler = template
+        .handler
+        .clone()
+        .ok_or_else(|| RegistrationError::NoHandler {
+            kind: "resource template",
+            tool: name.clone(),
+        })?;
+    RegisteredTemplate::new(template, handler).map_err(|reason| RegistrationError::Template {
+        template: name,
+        reason,
+    })
+}
+
 /// Builds a [`Server`].
 #[derive(Debug)]
 pub struct ServerBuilder {
     config: ServerConfig,
     tools: Vec<ToolBuilder>,
+    prompts: Vec<PromptBuilder>,
+    resources: Vec<ResourceBuilder>,
+    templates: Vec<ResourceTemplateBuilder>,
 }
 
 impl ServerBuilder {
@@ -224,6 +353,42 @@ impl ServerBuilder {
         self
     }
 
+    /// Caching hints on `resources/read` (resources may set their own).
+    pub fn read_cache(mut self, ttl_ms: u64, scope: toolwire_protocol::CacheScope) -> Self {
+        self.config.read_cache = CacheHint { ttl_ms, scope };
+        self
+    }
+
+    /// Turns list-changed notifications (and the `listChanged` declarations) on or off.
+    pub fn list_changed(mut self, enabled: bool) -> Self {
+        self.config.list_changed = enabled;
+        self
+    }
+
+    /// Open `subscriptions/listen` requests allowed per principal (default 64).
+    pub fn max_subscriptions_per_principal(mut self, limit: usize) -> Self {
+        self.config.max_subscriptions_per_principal = limit;
+        self
+    }
+
+    /// Adds a prompt.
+    pub fn prompt(mut self, prompt: PromptBuilder) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Adds a static resource.
+    pub fn resource(mut self, resource: ResourceBuilder) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Adds a resource template.
+    pub fn resource_template(mut self, template: ResourceTemplateBuilder) -> Self {
+        self.templates.push(template);
+        self
+    }
+
     /// Adds a tool (checked when [`ServerBuilder::build`] runs).
     pub fn tool(mut self, tool: ToolBuilder) -> Self {
         self.tools.push(tool);
@@ -232,9 +397,21 @@ impl ServerBuilder {
 
     /// Checks and compiles every tool, or names the first that breaks a rule.
     pub fn build(self) -> Result<Server, RegistrationError> {
-        let registry = ToolRegistry::new();
+        let registry = Registry::new();
         for tool in self.tools {
             registry.add(RegisteredTool::compile(tool)?)?;
+        }
+        let prompts = Registry::new();
+        for prompt in self.prompts {
+            prompts.add(compile_prompt(prompt)?)?;
+        }
+        let resources = Registry::new();
+        for resource in self.resources {
+            resources.add(compile_resource(resource)?)?;
+        }
+        let templates = Registry::new();
+        for template in self.templates {
+            templates.add(compile_template(template)?)?;
         }
         let mut keys = self.config.state_keys.clone();
         if keys.is_empty() {
@@ -252,6 +429,12 @@ impl ServerBuilder {
             inner: Arc::new(ServerInner {
                 config: self.config,
                 tools: registry,
+                prompts,
+                resources,
+                templates,
+                resource_updates: broadcast::channel(256).0,
+                subscriptions: Arc::default(),
+                shutdown: CancellationToken::new(),
                 state_codec,
             }),
         })

@@ -91,7 +91,7 @@ async fn discover_reports_versions_capabilities_and_cache_hints() {
         json!({
             "resultType": "complete",
             "supportedVersions": ["2026-07-28"],
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {"listChanged": true}},
             "instructions": "Use echo to test.",
             "ttlMs": 3_600_000,
             "cacheScope": "public",

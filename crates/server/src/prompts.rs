@@ -1,0 +1,260 @@
+//! Prompts: templates of messages with named arguments.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use toolwire_protocol::{Icon, Prompt, PromptArgument, PromptMessage};
+
+use crate::completion::{Completer, CompletionFn};
+use crate::context::RequestContext;
+use crate::output::ToolError;
+use crate::registry::Named;
+use crate::tool::BoxFuture;
+
+/// What a prompt handler returns: the messages, or an error (`ToolError::Execution`
+/// becomes -32602; `?` on `cx.elicit_form(..)` asks the client for input first).
+pub type PromptResult = Result<Vec<PromptMessage>, ToolError>;
+
+pub(crate) type ErasedPromptHandler =
+    Arc<dyn Fn(BTreeMap<String, String>, RequestContext) -> BoxFuture<PromptResult> + Send + Sync>;
+
+/// A prompt being defined.
+///
+/// ```
+/// use toolwire_server::PromptBuilder;
+/// use toolwire_protocol::{PromptMessage, Role};
+/// let p = PromptBuilder::new("review")
+///     .description("Review some code")
+///     .argument("code", "The code to review", true)
+///     .handler(|args, _cx| async move {
+///         Ok(vec![PromptMessage::text(Role::User, format!("Review:\n{}", args["code"]))])
+///     });
+/// assert_eq!(p.definition().arguments.as_ref().unwrap()[0].name, "code");
+/// ```
+#[derive(Clone)]
+pub struct PromptBuilder {
+    pub(crate) definition: Prompt,
+    pub(crate) handler: Option<ErasedPromptHandler>,
+    pub(crate) completer: Completer,
+    pub(crate) required_scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for PromptBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PromptBuilder")
+            .field("definition", &self.definition)
+            .finish()
+    }
+}
+
+impl PromptBuilder {
+    /// A prompt named `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        PromptBuilder {
+            definition: Prompt {
+                name: name.into(),
+                ..Default::default()
+            },
+            handler: None,
+            completer: Completer::default(),
+            required_scopes: Vec::new(),
+        }
+    }
+
+    /// Display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.definition.title = Some(title.into());
+        self
+    }
+
+    /// What the prompt is for.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.definition.description = Some(description.into());
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.definition
+            .icons
+            .get_or_insert_with(Vec::new)
+            .push(icon);
+        self
+    }
+
+    /// Declares an argument; a missing required argument is answered with -32602.
+    pub fn argument(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        required: bool,
+    ) -> Self {
+        self.definition
+            .arguments
+            .get_or_insert_with(Vec::new)
+            .push(PromptArgument {
+                name: name.into(),
+                description: Some(description.into()),
+                required: Some(required),
+                title: None,
+            });
+        self
+    }
+
+    /// Completions for the argument `argument` (`completion/complete`).
+    pub fn complete<F, Fut>(mut self, argument: impl Into<String>, complete: F) -> Self
+    where
+        F: Fn(String, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<String>> + Send + 'static,
+    {
+        self.completer
+            .insert(argument.into(), CompletionFn::new(complete));
+        self
+    }
+
+    /// Scopes a caller must hold to see and get the prompt.
+    pub fn require_scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+        self.required_scopes
+            .extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// The handler: arguments by name in, messages out.
+    pub fn handler<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(BTreeMap<String, String>, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = PromptResult> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.handler = Some(Arc::new(move |args, cx| {
+            let handler = Arc::clone(&handler);
+            Box::pin(async move { handler(args, cx).await }) as BoxFuture<_>
+        }));
+        self
+    }
+
+    /// The definition as listed.
+    pub fn definition(&self) -> &Prompt {
+        &self.definition
+    }
+}
+
+/// A prompt ready to get.
+pub(crate) struct RegisteredPrompt {
+    pub definition: Prompt,
+    pub handler: ErasedPromptHandler,
+    pub completer: Completer,
+    pub required_scopes: Vec<String>,
+}
+
+impl Named for RegisteredPrompt {
+    const KIND: &'static str = "prompt";
+    fn name(&self) -> &str {
+        &self.definition.name
+    }
+}
+
+impl RegisteredPrompt {
+    /// The first required argument missing from `args`.
+    pub fn missing_argument(&self, args: &BTreeMap<String, String>) -> Option<&str> {
+        self.definition
+            .arguments
+            .iter()
+            .flatten()
+            .find(|a| a.required == Some(true) && !args.contains_key(&a.name))
+            .map(|a| a.name.as_str())
+    }
+}
+
+mod serve {
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use toolwire_protocol::{
+        ErrorObject, GetPromptRequestParams, GetPromptResult, JsonObject, ListPromptsResult,
+        PaginatedRequestParams,
+    };
+
+    use crate::context::RequestContext;
+    use crate::dispatch::Finished;
+    use crate::mrtr::RoundKey;
+    use crate::server::Server;
+
+    impl Server {
+        pub(crate) fn list_prompts(
+            &self,
+            params: PaginatedRequestParams,
+            cx: &RequestContext,
+        ) -> Result<ListPromptsResult, ErrorObject> {
+            let visible: Vec<_> = self
+                .inner
+                .prompts
+                .enabled()
+                .iter()
+                .filter(|p| {
+                    p.required_scopes
+                        .iter()
+                        .all(|s| cx.principal().has_scope(s))
+                })
+                .map(|p| p.definition.clone())
+                .collect();
+            let page = self.page_of(&visible, params.cursor.as_deref(), cx)?;
+            Ok(ListPromptsResult {
+                prompts: page.items,
+                next_cursor: page.next_cursor,
+                ttl_ms: page.hint.ttl_ms,
+                cache_scope: page.hint.scope,
+                ..Default::default()
+            })
+        }
+
+        pub(crate) async fn get_prompt(
+            &self,
+            params: GetPromptRequestParams,
+            cx: RequestContext,
+        ) -> Result<JsonObject, ErrorObject> {
+            let prompt = self
+                .inner
+                .prompts
+                .get(&params.name)
+                .filter(|p| {
+                    p.required_scopes
+                        .iter()
+                        .all(|s| cx.principal().has_scope(s))
+                })
+                .ok_or_else(|| {
+                    ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name))
+                })?;
+            let arguments = params.arguments.unwrap_or_default();
+            if let Some(missing) = prompt.missing_argument(&arguments) {
+                return Err(ErrorObject::invalid_params(format!(
+                    "Missing required argument {missing:?} for prompt {}",
+                    params.name
+                )));
+            }
+            let principal = cx.principal().key().to_owned();
+            let key = RoundKey {
+                method: "prompts/get",
+                principal: &principal,
+                salient: json!({"name": params.name, "arguments": arguments}),
+            };
+            let handler = Arc::clone(&prompt.handler);
+            let run = move |cx| handler(arguments, cx);
+            let state = params.request_state.as_deref();
+            let what = format!("Prompt {}", params.name);
+            match self
+                .run_round(&key, state, params.input_responses.as_ref(), cx, &what, run)
+                .await?
+            {
+                Finished::Value(messages) => Ok(self.finish(GetPromptResult {
+                    description: prompt.definition.description.clone(),
+                    messages,
+                    ..Default::default()
+                })),
+                Finished::ExecutionError(message) => Err(ErrorObject::invalid_params(message)),
+                Finished::InputRequired(result) => Ok(result),
+            }
+        }
+    }
+}
