@@ -1,0 +1,623 @@
+//! The `Client`: configuration, the one request pipeline every method uses
+//! (`_meta`, version negotiation, timeouts, notifications), the cache path,
+//! and the MRTR loop.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::time::{Instant, sleep_until};
+use toolwire_protocol::{
+    ClientCapabilities, DiscoverResult, Implementation, JsonObject, LATEST_PROTOCOL_VERSION,
+    Message, Meta, Request, RequestId, ResultType, code,
+};
+
+use crate::cache::{Cache, Freshness, Slot};
+use crate::error::{Error, TransportError};
+use crate::handlers::{ElicitationHandler, Handlers, RootsProvider, SamplingHandler, StaticRoots};
+use crate::mrtr::{Origin, answer_all, parse_input_required, retry_params};
+use crate::options::{RequestNotification, RequestOptions, TimeoutPolicy};
+use crate::safety::{AllowAll, ApprovalHook, AuditHook};
+use crate::tools::ToolBook;
+use crate::transport::{Exchange, OutgoingRequest, Transport, TransportKind};
+
+/// Ids are unique across every client in the process, so clients may share a transport.
+static NEXT_ID: AtomicI64 = AtomicI64::new(1);
+
+fn next_id() -> RequestId {
+    RequestId::Number(NEXT_ID.fetch_add(1, Ordering::Relaxed))
+}
+
+/// A result with where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fetched<T> {
+    /// The result.
+    pub value: T,
+    /// Fetched now, served fresh from the cache, or served stale after a failed refetch.
+    pub freshness: Freshness,
+}
+
+/// An MCP client for one server: cheap to clone, safe to share between tasks.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), toolwire_client::Error> {
+/// use serde_json::json;
+/// use toolwire_client::{Client, transport::HttpTransport};
+/// let client = Client::builder(HttpTransport::new("http://127.0.0.1:8080/mcp")?)
+///     .name("weather")
+///     .build();
+/// let tools = client.list_tools().await?;
+/// let result = client.call_tool("get_weather", json!({"location": "Paris"})).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<ClientInner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("name", &self.inner.name)
+            .field("transport", &self.inner.transport)
+            .field("version", &self.protocol_version())
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct ClientInner {
+    pub name: String,
+    pub transport: Arc<dyn Transport>,
+    pub server_key: String,
+    pub info: Implementation,
+    pub versions: Vec<String>,
+    pub version: RwLock<String>,
+    pub handlers: Handlers,
+    pub capabilities: ClientCapabilities,
+    pub cache: Cache,
+    pub tools: RwLock<ToolBook>,
+    pub approval: Arc<dyn ApprovalHook>,
+    pub audit: Option<Arc<dyn AuditHook>>,
+    pub trusted: bool,
+    pub timeouts: TimeoutPolicy,
+    pub max_rounds: usize,
+}
+
+/// Configures a [`Client`].
+///
+/// ```
+/// use std::time::Duration;
+/// use toolwire_client::{Client, transport::HttpTransport};
+/// use toolwire_protocol::{ElicitRequestParams, ElicitResult, Root};
+/// let client = Client::builder(HttpTransport::new("http://127.0.0.1:8080/mcp").unwrap())
+///     .name("files")
+///     .client_info("my-app", "1.2.0")
+///     .elicitation(|_p: ElicitRequestParams, _cx| async { Ok(ElicitResult::decline()) })
+///     .roots(vec![Root::new("file:///home/me/project")])
+///     .timeout(Duration::from_secs(30))
+///     .max_rounds(4)
+///     .build();
+/// assert_eq!(
+///     serde_json::to_value(client.capabilities()).unwrap(),
+///     serde_json::json!({"elicitation": {"form": {}}, "roots": {}})
+/// );
+/// ```
+pub struct ClientBuilder {
+    name: Option<String>,
+    transport: Arc<dyn Transport>,
+    info: Implementation,
+    versions: Vec<String>,
+    handlers: Handlers,
+    cache: Option<Cache>,
+    approval: Arc<dyn ApprovalHook>,
+    audit: Option<Arc<dyn AuditHook>>,
+    trusted: bool,
+    timeouts: TimeoutPolicy,
+    max_rounds: usize,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("name", &self.name)
+            .field("transport", &self.transport)
+            .field("handlers", &self.handlers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Starts configuring a client that talks over `transport`.
+    pub fn builder(transport: impl Transport + 'static) -> ClientBuilder {
+        Self::builder_shared(Arc::new(transport))
+    }
+
+    /// Like [`Client::builder`], for a transport shared with other clients.
+    pub fn builder_shared(transport: Arc<dyn Transport>) -> ClientBuilder {
+        ClientBuilder {
+            name: None,
+            transport,
+            info: Implementation::new("toolwire-client", env!("CARGO_PKG_VERSION")),
+            versions: vec![LATEST_PROTOCOL_VERSION.to_owned()],
+            handlers: Handlers::default(),
+            cache: None,
+            approval: Arc::new(AllowAll),
+            audit: None,
+            trusted: false,
+            timeouts: TimeoutPolicy::default(),
+            max_rounds: 8,
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// The label of this server in hooks, audit records and groups
+    /// (default: the transport's URL or command line).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The `clientInfo` sent on every request.
+    pub fn client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info = Implementation::new(name, version);
+        self
+    }
+
+    /// The protocol versions this client speaks, preferred first
+    /// (default: only the latest).
+    pub fn protocol_versions<I, S>(mut self, versions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let versions: Vec<String> = versions.into_iter().map(Into::into).collect();
+        if !versions.is_empty() {
+            self.versions = versions;
+        }
+        self
+    }
+
+    /// Answers elicitation requests (declares the `elicitation` capability, form mode).
+    pub fn elicitation(mut self, handler: impl ElicitationHandler + 'static) -> Self {
+        self.handlers.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Also declares URL-mode elicitation (the handler must handle it).
+    pub fn elicitation_url_mode(mut self, enabled: bool) -> Self {
+        self.handlers.elicitation_url = enabled;
+        self
+    }
+
+    /// Answers sampling requests (declares the `sampling` capability).
+    pub fn sampling(mut self, handler: impl SamplingHandler + 'static) -> Self {
+        self.handlers.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// Answers `roots/list` with a fixed list (declares the `roots` capability).
+    pub fn roots(self, roots: Vec<toolwire_protocol::Root>) -> Self {
+        self.roots_provider(StaticRoots(roots))
+    }
+
+    /// Answers `roots/list` from a provider (declares the `roots` capability).
+    pub fn roots_provider(mut self, provider: impl RootsProvider + 'static) -> Self {
+        self.handlers.roots = Some(Arc::new(provider));
+        self
+    }
+
+    /// Uses this cache (share one cache between clients by cloning it).
+    pub fn cache(mut self, cache: Cache) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// Decides about every `tools/call` before it is sent (default: allow all).
+    pub fn approval(mut self, hook: impl ApprovalHook + 'static) -> Self {
+        self.approval = Arc::new(hook);
+        self
+    }
+
+    /// Receives an audit record for every `tools/call` (they are also
+    /// emitted as `toolwire::audit` tracing events).
+    pub fn audit(mut self, hook: impl AuditHook + 'static) -> Self {
+        self.audit = Some(Arc::new(hook));
+        self
+    }
+
+    /// Believes this server's tool annotations (default: untrusted).
+    pub fn trust_annotations(mut self, trusted: bool) -> Self {
+        self.trusted = trusted;
+        self
+    }
+
+    /// Default time to wait for an answer; progress restarts it (default 60 s).
+    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeouts.timeout = timeout;
+        self
+    }
+
+    /// Default hard limit per request, whatever the progress (default 10 min).
+    pub fn max_timeout(mut self, max: std::time::Duration) -> Self {
+        self.timeouts.max_timeout = max;
+        self
+    }
+
+    /// Whether progress notifications restart the timeout (default true).
+    pub fn reset_timeout_on_progress(mut self, reset: bool) -> Self {
+        self.timeouts.reset_on_progress = reset;
+        self
+    }
+
+    /// How many rounds of input requests one call may take (default 8).
+    pub fn max_rounds(mut self, rounds: usize) -> Self {
+        self.max_rounds = rounds;
+        self
+    }
+
+    /// Makes the client. Nothing is sent until the first request.
+    pub fn build(self) -> Client {
+        let server_key = self.transport.server_key();
+        let capabilities = self.handlers.capabilities();
+        Client {
+            inner: Arc::new(ClientInner {
+                name: self.name.unwrap_or_else(|| server_key.clone()),
+                server_key,
+                transport: self.transport,
+                info: self.info,
+                version: RwLock::new(self.versions[0].clone()),
+                versions: self.versions,
+                handlers: self.handlers,
+                capabilities,
+                cache: self.cache.unwrap_or_default(),
+                tools: RwLock::new(ToolBook::default()),
+                approval: self.approval,
+                audit: self.audit,
+                trusted: self.trusted,
+                timeouts: self.timeouts,
+                max_rounds: self.max_rounds,
+            }),
+        }
+    }
+}
+
+impl Client {
+    /// The server's label.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The protocol version requests are sent with (it changes when the
+    /// server asks for another one).
+    pub fn protocol_version(&self) -> String {
+        read(&self.inner.version).clone()
+    }
+
+    /// The capabilities declared on every request (from the installed handlers).
+    pub fn capabilities(&self) -> &ClientCapabilities {
+        &self.inner.capabilities
+    }
+
+    /// The result cache.
+    pub fn cache(&self) -> &Cache {
+        &self.inner.cache
+    }
+
+    /// The transport.
+    pub fn transport(&self) -> &Arc<dyn Transport> {
+        &self.inner.transport
+    }
+
+    /// Shuts the transport down (stdio: closes stdin, then SIGTERM, then SIGKILL).
+    pub async fn close(&self) {
+        self.inner.transport.close().await;
+    }
+
+    /// `server/discover`: versions, capabilities and instructions. Picks the
+    /// preferred version the server supports for later requests.
+    pub async fn discover(&self) -> Result<Fetched<DiscoverResult>, Error> {
+        let (result, freshness) = self
+            .cached("server/discover", JsonObject::new(), &RequestOptions::new())
+            .await?;
+        let discovered: DiscoverResult = parse(result)?;
+        let version = self.common_version(&discovered.supported_versions)?;
+        *write(&self.inner.version) = version;
+        Ok(Fetched {
+            value: discovered,
+            freshness,
+        })
+    }
+
+    /// The first of our versions the server also speaks.
+    fn common_version(&self, theirs: &[String]) -> Result<String, Error> {
+        self.inner
+            .versions
+            .iter()
+            .find(|v| theirs.contains(v))
+            .cloned()
+            .ok_or_else(|| Error::NoCommonVersion {
+                ours: self.inner.versions.clone(),
+                theirs: theirs.to_vec(),
+            })
+    }
+
+    /// After -32022: the version to retry with, or the error to give up with.
+    pub(crate) fn renegotiate(&self, used: &str, error: Error) -> Result<String, Error> {
+        let Error::Protocol {
+            code: code::UNSUPPORTED_PROTOCOL_VERSION,
+            data,
+            ..
+        } = &error
+        else {
+            return Err(error);
+        };
+        let theirs: Vec<String> = data
+            .as_ref()
+            .and_then(|d| d.get("supported"))
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+            .unwrap_or_default();
+        let version = self.common_version(&theirs)?;
+        if version == used {
+            return Err(error);
+        }
+        tracing::info!(server = %self.inner.name, from = used, to = %version, "switching protocol version");
+        *write(&self.inner.version) = version.clone();
+        Ok(version)
+    }
+
+    /// Sends one request and waits for its result; on -32022 retries once
+    /// with a version both sides speak.
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        params: &JsonObject,
+        options: &RequestOptions,
+        param_headers: &[(String, String)],
+    ) -> Result<JsonObject, Error> {
+        let version = self.protocol_version();
+        let first = self
+            .request_once(method, params, options, param_headers, &version)
+            .await;
+        match first {
+            Err(error) if error.code() == Some(code::UNSUPPORTED_PROTOCOL_VERSION) => {
+                let version = self.renegotiate(&version, error)?;
+                self.request_once(method, params, options, param_headers, &version)
+                    .await
+            }
+            other => other,
+        }
+    }
+
+    async fn request_once(
+        &self,
+        method: &str,
+        params: &JsonObject,
+        options: &RequestOptions,
+        param_headers: &[(String, String)],
+        version: &str,
+    ) -> Result<JsonObject, Error> {
+        let policy = self.inner.timeouts.for_request(options);
+        let started = Instant::now();
+        let (exchange, id) = self
+            .open(method, params, options, param_headers, version)
+            .await?;
+        await_response(exchange, &id, options, policy, started).await
+    }
+
+    /// Builds and sends a request; returns its exchange and id.
+    pub(crate) async fn open(
+        &self,
+        method: &str,
+        params: &JsonObject,
+        options: &RequestOptions,
+        param_headers: &[(String, String)],
+        version: &str,
+    ) -> Result<(Exchange, RequestId), Error> {
+        let id = next_id();
+        let request = self.build_request(id.clone(), method, params, options, version);
+        let outgoing = OutgoingRequest {
+            request,
+            param_headers: param_headers.to_vec(),
+        };
+        let policy = self.inner.timeouts.for_request(options);
+        let send = self.inner.transport.send(outgoing);
+        let exchange = tokio::select! {
+            sent = send => sent?,
+            _ = tokio::time::sleep(policy.timeout) => return Err(Error::Timeout(policy.timeout)),
+            _ = cancelled(options) => return Err(Error::Cancelled),
+        };
+        Ok((exchange, id))
+    }
+
+    /// The one place `_meta` is built.
+    fn build_request(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: &JsonObject,
+        options: &RequestOptions,
+        version: &str,
+    ) -> Request {
+        let mut meta = Meta(options.meta.clone());
+        meta.0
+            .retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
+        meta.set_protocol_version(version);
+        meta.set_client_capabilities(&self.inner.capabilities);
+        meta.set_client_info(&self.inner.info);
+        if options.sink.is_some() {
+            meta.set_progress_token(&id);
+        }
+        if let Some(level) = options.log_level {
+            meta.set_log_level(level);
+        }
+        let mut params = params.clone();
+        params.insert("_meta".into(), Value::Object(meta.0));
+        Request::new(id, method, Some(params))
+    }
+
+    /// A request whose complete result is cached (lists, discover, reads).
+    pub(crate) async fn cached(
+        &self,
+        method: &str,
+        params: JsonObject,
+        options: &RequestOptions,
+    ) -> Result<(JsonObject, Freshness), Error> {
+        let key = params_key(&params);
+        let credentials = self.inner.transport.credentials_key();
+        let slot = Slot {
+            server: &self.inner.server_key,
+            credentials: &credentials,
+            method,
+            params: &key,
+        };
+        let stale = match self.inner.cache.lookup(slot) {
+            Some(hit) if hit.fresh => return Ok((hit.value, Freshness::Cached)),
+            Some(hit) => Some(hit.value),
+            None => None,
+        };
+        match self.request(method, &params, options, &[]).await {
+            Ok(result) => {
+                if ResultType::of(&result).ok() == Some(ResultType::Complete) {
+                    self.inner.cache.store(slot, &result);
+                }
+                Ok((result, Freshness::Fetched))
+            }
+            Err(error) if allows_stale(&error) && stale.is_some() => {
+                tracing::warn!(server = %self.inner.name, method, %error, "refetch failed; serving a stale cached result");
+                Ok((stale.unwrap_or_default(), Freshness::Stale))
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Runs a request that may answer `input_required` until it completes:
+    /// each round asks the handlers, then retries with a new id.
+    /// `first` is the first round's result when the caller already has it.
+    /// Returns the complete result and how many requests it took.
+    pub(crate) async fn run_rounds(
+        &self,
+        origin: &Origin,
+        params: &JsonObject,
+        options: &RequestOptions,
+        param_headers: &[(String, String)],
+        first: Option<JsonObject>,
+    ) -> Result<(JsonObject, usize), Error> {
+        let method = origin.method.as_str();
+        let mut result = match first {
+            Some(result) => result,
+            None => self.request(method, params, options, param_headers).await?,
+        };
+        let mut round = 0;
+        loop {
+            match result_type(&result)? {
+                ResultType::Complete => return Ok((result, round + 1)),
+                ResultType::InputRequired if round == self.inner.max_rounds => {
+                    return Err(Error::TooManyRounds(self.inner.max_rounds));
+                }
+                ResultType::InputRequired => {}
+            }
+            round += 1;
+            let asked = parse_input_required(result)?;
+            let responses = answer_all(&self.inner.handlers, origin, round, &asked).await?;
+            let retry = retry_params(params, responses, asked.request_state);
+            result = self.request(method, &retry, options, param_headers).await?;
+        }
+    }
+
+    pub(crate) fn origin(&self, method: &str, target: &str) -> Origin {
+        Origin {
+            server: self.inner.name.clone(),
+            method: method.to_owned(),
+            target: target.to_owned(),
+        }
+    }
+
+    pub(crate) fn transport_kind(&self) -> TransportKind {
+        self.inner.transport.kind()
+    }
+}
+
+/// Waits for the response to request `id`, passing notifications to the
+/// sink. Times out after the idle timeout (restarted by progress when so
+/// configured) or the hard maximum, whichever comes first.
+async fn await_response(
+    mut exchange: Exchange,
+    id: &RequestId,
+    options: &RequestOptions,
+    policy: TimeoutPolicy,
+    started: Instant,
+) -> Result<JsonObject, Error> {
+    let hard = started + policy.max_timeout;
+    let mut deadline = hard.min(Instant::now() + policy.timeout);
+    loop {
+        let message = tokio::select! {
+            message = exchange.next() => message,
+            _ = sleep_until(deadline) => return Err(Error::Timeout(started.elapsed())),
+            _ = cancelled(options) => return Err(Error::Cancelled),
+        };
+        match message {
+            None => return Err(TransportError::Closed(" (no response)".into()).into()),
+            Some(Err(error)) => return Err(error.into()),
+            Some(Ok(Message::Result(response))) if &response.id == id => return Ok(response.result),
+            Some(Ok(Message::Error(response))) => return Err(response.error.into()),
+            Some(Ok(Message::Notification(notification))) => {
+                let is_progress = notification.method == "notifications/progress";
+                if is_progress && policy.reset_on_progress {
+                    deadline = hard.min(Instant::now() + policy.timeout);
+                }
+                if let Some(sink) = &options.sink {
+                    sink(RequestNotification::from_notification(notification));
+                }
+            }
+            Some(Ok(other)) => {
+                tracing::debug!(?other, "unexpected message on a request's stream (ignored)");
+            }
+        }
+    }
+}
+
+/// Resolves when the request's cancellation token fires (never without one).
+pub(crate) async fn cancelled(options: &RequestOptions) {
+    match &options.cancel {
+        Some(token) => token.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The cache key of a request's parameters (without `_meta`).
+pub(crate) fn params_key(params: &JsonObject) -> String {
+    serde_json::to_string(params).unwrap_or_default()
+}
+
+/// Failures after which a stale cached result may be served instead.
+fn allows_stale(error: &Error) -> bool {
+    matches!(error, Error::Transport(_) | Error::Timeout(_))
+        || error.code() == Some(code::INTERNAL_ERROR)
+}
+
+/// `resultType` of a result: absent is complete; an unknown value is invalid.
+pub(crate) fn result_type(result: &JsonObject) -> Result<ResultType, Error> {
+    ResultType::of(result).map_err(|e| Error::InvalidReply(format!("bad resultType: {e}")))
+}
+
+/// Parses a complete result as `T`.
+pub(crate) fn parse<T: DeserializeOwned>(result: JsonObject) -> Result<T, Error> {
+    if result_type(&result)? != ResultType::Complete {
+        return Err(Error::InvalidReply(
+            "input_required is not allowed for this request".into(),
+        ));
+    }
+    serde_json::from_value(Value::Object(result)).map_err(|e| Error::InvalidReply(e.to_string()))
+}
+
+pub(crate) fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+pub(crate) fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

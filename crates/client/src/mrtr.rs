@@ -1,0 +1,169 @@
+//! Multi round-trip requests: answer a server's `inputRequests` with the
+//! application's handlers and build the retry's parameters.
+//!
+//! Every round is a new request with a new id. `requestState` is echoed
+//! exactly as received, and left out when none was given. Each call keeps its
+//! own rounds: nothing here is shared between concurrent calls.
+
+use serde::Serialize;
+use serde_json::Value;
+use toolwire_protocol::{
+    ElicitRequestParams, InputRequest, InputRequiredResult, InputResponses, JsonObject,
+};
+
+use crate::error::Error;
+use crate::handlers::{Handlers, InputContext};
+
+/// What a call is about, to tell handlers where a request comes from.
+#[derive(Debug, Clone)]
+pub(crate) struct Origin {
+    pub server: String,
+    pub method: String,
+    pub target: String,
+}
+
+/// The parameters of the next round: the original ones, plus this round's
+/// answers and the server's state, byte for byte.
+pub(crate) fn retry_params(
+    original: &JsonObject,
+    responses: InputResponses,
+    request_state: Option<String>,
+) -> JsonObject {
+    let mut params = original.clone();
+    params.remove("inputResponses");
+    params.remove("requestState");
+    if !responses.is_empty() {
+        params.insert("inputResponses".into(), Value::Object(responses));
+    }
+    if let Some(state) = request_state {
+        params.insert("requestState".into(), Value::String(state));
+    }
+    params
+}
+
+/// Parses an `input_required` result.
+pub(crate) fn parse_input_required(result: JsonObject) -> Result<InputRequiredResult, Error> {
+    serde_json::from_value(Value::Object(result))
+        .map_err(|e| Error::InvalidReply(format!("malformed input_required result: {e}")))
+}
+
+/// Asks the application's handlers for every input request, one at a time
+/// (each may prompt the user).
+pub(crate) async fn answer_all(
+    handlers: &Handlers,
+    origin: &Origin,
+    round: usize,
+    asked: &InputRequiredResult,
+) -> Result<InputResponses, Error> {
+    let mut responses = InputResponses::new();
+    let Some(requests) = &asked.input_requests else {
+        return Ok(responses);
+    };
+    for (key, request) in requests {
+        let cx = InputContext {
+            server: origin.server.clone(),
+            method: origin.method.clone(),
+            target: origin.target.clone(),
+            key: key.clone(),
+            round,
+        };
+        let answer = answer_one(handlers, request, cx).await?;
+        responses.insert(key.clone(), answer);
+    }
+    Ok(responses)
+}
+
+async fn answer_one(
+    handlers: &Handlers,
+    request: &InputRequest,
+    cx: InputContext,
+) -> Result<Value, Error> {
+    let key = cx.key.clone();
+    let method = request.method();
+    let failed = |reason: String| Error::Input {
+        key: key.clone(),
+        method: method.to_owned(),
+        reason,
+    };
+    let missing =
+        || failed("no handler is installed for it (the capability was not declared)".into());
+    match request {
+        InputRequest::Elicit(params) => {
+            let handler = handlers.elicitation.as_ref().ok_or_else(missing)?;
+            if matches!(params, ElicitRequestParams::Url(_)) && !handlers.elicitation_url {
+                return Err(failed("URL mode elicitation was not declared".into()));
+            }
+            let answer = handler.elicit(params.clone(), cx).await;
+            to_json(answer.map_err(|e| failed(e.to_string()))?, &failed)
+        }
+        InputRequest::CreateMessage(params) => {
+            let handler = handlers.sampling.as_ref().ok_or_else(missing)?;
+            let answer = handler.create_message(params.clone(), cx).await;
+            to_json(answer.map_err(|e| failed(e.to_string()))?, &failed)
+        }
+        InputRequest::ListRoots(_) => {
+            let provider = handlers.roots.as_ref().ok_or_else(missing)?;
+            let roots = provider
+                .roots(cx)
+                .await
+                .map_err(|e| failed(e.to_string()))?;
+            to_json(toolwire_protocol::ListRootsResult { roots }, &failed)
+        }
+    }
+}
+
+fn to_json(value: impl Serialize, failed: &dyn Fn(String) -> Error) -> Result<Value, Error> {
+    serde_json::to_value(value).map_err(|e| failed(format!("cannot serialize the answer: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(value: Value) -> JsonObject {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn retry_echoes_state_exactly_and_replaces_old_answers() {
+        let original = object(json!({"name": "t", "arguments": {"a": 1}}));
+        let state = "  weird \u{1F600} \\ state ==".to_owned();
+        let params = retry_params(
+            &original,
+            object(json!({"k": {"action": "decline"}})),
+            Some(state.clone()),
+        );
+        assert_eq!(params["requestState"], Value::String(state));
+        assert_eq!(params["inputResponses"]["k"]["action"], "decline");
+        assert_eq!(params["arguments"], json!({"a": 1}));
+    }
+
+    #[test]
+    fn no_state_given_means_none_sent() {
+        let original = object(json!({"name": "t", "requestState": "old", "inputResponses": {}}));
+        let params = retry_params(&original, JsonObject::new(), None);
+        assert_eq!(Value::Object(params), json!({"name": "t"}));
+    }
+
+    #[tokio::test]
+    async fn a_request_without_a_handler_is_an_input_error() {
+        let asked = parse_input_required(object(json!({
+            "resultType": "input_required",
+            "inputRequests": {"r": {"method": "roots/list"}}
+        })))
+        .unwrap();
+        let origin = Origin {
+            server: "s".into(),
+            method: "tools/call".into(),
+            target: "t".into(),
+        };
+        let err = answer_all(&Handlers::default(), &origin, 1, &asked)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::Input { ref key, ref method, .. } if key == "r" && method == "roots/list"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,406 @@
+//! Tools: `list_tools` (every page, cached, with bad definitions rejected),
+//! and `call_tool` with approval, `Mcp-Param-*` headers, input rounds,
+//! output validation and an audit record.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::time::Instant;
+use toolwire_protocol::{CallToolResult, JsonObject, ListToolsResult, Tool, code};
+use toolwire_schema::{CompiledSchema, HeaderParam};
+
+use crate::cache::Freshness;
+use crate::client::{Client, parse, read, write};
+use crate::digest::sha256_hex;
+use crate::error::Error;
+use crate::headers::{param_headers, tool_header_params};
+use crate::options::RequestOptions;
+use crate::safety::{Approval, ApprovalRequest, AuditRecord, ToolInfo, trace_audit};
+use crate::transport::TransportKind;
+
+/// Most pages one list may have before the client gives up.
+const MAX_PAGES: usize = 10_000;
+
+/// A tool definition the client refused, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RejectedTool {
+    /// The tool's name.
+    pub name: String,
+    /// The rule its definition breaks.
+    pub reason: String,
+}
+
+/// Every tool a server offers, across all pages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolList {
+    /// The usable tools, in the server's order.
+    pub tools: Vec<ToolInfo>,
+    /// Definitions left out because they break a rule (e.g. `x-mcp-header` on HTTP).
+    pub rejected: Vec<RejectedTool>,
+    /// The least fresh of the pages.
+    pub freshness: Freshness,
+}
+
+/// What the client knows about one tool.
+#[derive(Debug)]
+pub(crate) struct ToolEntry {
+    pub info: ToolInfo,
+    pub header_params: Vec<HeaderParam>,
+    output_schema: OnceLock<Result<CompiledSchema, String>>,
+}
+
+/// The tools from the last complete listing.
+#[derive(Debug, Default)]
+pub(crate) struct ToolBook {
+    entries: HashMap<String, Arc<ToolEntry>>,
+    rejected: HashMap<String, String>,
+    loaded: bool,
+}
+
+impl ToolBook {
+    /// Forgets the listing (after `notifications/tools/list_changed`).
+    pub fn invalidate(&mut self) {
+        self.loaded = false;
+    }
+}
+
+enum Lookup {
+    Found(Arc<ToolEntry>),
+    Unknown,
+}
+
+impl Client {
+    /// Lists every tool, walking all pages (each page cached on its own).
+    ///
+    /// On HTTP, tools whose `x-mcp-header` annotations break the rules are
+    /// left out (and listed in [`ToolList::rejected`]) with a warning.
+    pub async fn list_tools(&self) -> Result<ToolList, Error> {
+        self.list_tools_with(&RequestOptions::new()).await
+    }
+
+    /// [`Client::list_tools`] with per-request options.
+    pub async fn list_tools_with(&self, options: &RequestOptions) -> Result<ToolList, Error> {
+        let (pages, freshness) = self.walk_pages("tools/list", options).await?;
+        let mut book = ToolBook {
+            loaded: true,
+            ..Default::default()
+        };
+        let mut list = ToolList {
+            tools: Vec::new(),
+            rejected: Vec::new(),
+            freshness,
+        };
+        for page in pages {
+            let page: ListToolsResult = parse(page)?;
+            for tool in page.tools {
+                self.admit(tool, &mut book, &mut list);
+            }
+        }
+        *write(&self.inner.tools) = book;
+        Ok(list)
+    }
+
+    /// Adds one definition to the book, or rejects it.
+    fn admit(&self, tool: Tool, book: &mut ToolBook, list: &mut ToolList) {
+        let name = tool.name.clone();
+        if book.entries.contains_key(&name) || book.rejected.contains_key(&name) {
+            tracing::warn!(server = %self.name(), tool = %name, "duplicate tool name in tools/list; keeping the first");
+            return;
+        }
+        let header_params = match self.check_headers(&tool) {
+            Ok(params) => params,
+            Err(reason) => {
+                tracing::warn!(server = %self.name(), tool = %name, rule = %reason, "rejecting tool definition: invalid x-mcp-header");
+                book.rejected.insert(name.clone(), reason.clone());
+                list.rejected.push(RejectedTool { name, reason });
+                return;
+            }
+        };
+        let info = ToolInfo {
+            tool,
+            annotations_trusted: self.inner.trusted,
+        };
+        list.tools.push(info.clone());
+        let entry = ToolEntry {
+            info,
+            header_params,
+            output_schema: OnceLock::new(),
+        };
+        book.entries.insert(name, Arc::new(entry));
+    }
+
+    /// `x-mcp-header` rules apply on HTTP only; stdio ignores the annotations.
+    fn check_headers(&self, tool: &Tool) -> Result<Vec<HeaderParam>, String> {
+        if self.transport_kind() != TransportKind::Http {
+            return Ok(Vec::new());
+        }
+        tool_header_params(tool).map_err(|e| e.to_string())
+    }
+
+    /// Fetches every page of a list method, restarting from the first page
+    /// once if a cursor stops working.
+    pub(crate) async fn walk_pages(
+        &self,
+        method: &str,
+        options: &RequestOptions,
+    ) -> Result<(Vec<JsonObject>, Freshness), Error> {
+        let mut restarted = false;
+        loop {
+            match self.walk_once(method, options).await {
+                Err(WalkError::CursorFailed(_)) if !restarted => {
+                    tracing::warn!(server = %self.name(), method, "a cursor was rejected; discarding cached pages and starting over");
+                    self.inner
+                        .cache
+                        .discard_method(&self.inner.server_key, method);
+                    restarted = true;
+                }
+                Err(WalkError::CursorFailed(e) | WalkError::Other(e)) => return Err(e),
+                Ok(walked) => return Ok(walked),
+            }
+        }
+    }
+
+    async fn walk_once(
+        &self,
+        method: &str,
+        options: &RequestOptions,
+    ) -> Result<(Vec<JsonObject>, Freshness), WalkError> {
+        let mut pages = Vec::new();
+        let mut freshness = Freshness::Fetched;
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut params = JsonObject::new();
+            if let Some(cursor) = &cursor {
+                params.insert("cursor".into(), Value::String(cursor.clone()));
+            }
+            let (page, page_freshness) = match self.cached(method, params, options).await {
+                Ok(page) => page,
+                Err(e @ Error::Protocol { .. }) if cursor.is_some() => {
+                    return Err(WalkError::CursorFailed(e));
+                }
+                Err(e) => return Err(WalkError::Other(e)),
+            };
+            freshness = freshness.worst(page_freshness);
+            let next = page
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            pages.push(page);
+            match next {
+                None => return Ok((pages, freshness)),
+                Some(next) if !seen.insert(next.clone()) || pages.len() >= MAX_PAGES => {
+                    return Err(WalkError::Other(Error::InvalidReply(format!(
+                        "{method} pagination does not end (cursor {next:?} repeats or too many pages)"
+                    ))));
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
+    }
+
+    /// The tool's definition, listing tools first when it is not known yet.
+    async fn tool_entry(&self, name: &str) -> Result<Lookup, Error> {
+        if let Some(found) = self.known_tool(name, false)? {
+            return Ok(found);
+        }
+        self.list_tools().await?;
+        Ok(self.known_tool(name, true)?.unwrap_or(Lookup::Unknown))
+    }
+
+    fn known_tool(&self, name: &str, after_listing: bool) -> Result<Option<Lookup>, Error> {
+        let book = read(&self.inner.tools);
+        if !book.loaded && !after_listing {
+            return Ok(None);
+        }
+        if let Some(reason) = book.rejected.get(name) {
+            return Err(Error::InvalidTool {
+                tool: name.to_owned(),
+                reason: reason.clone(),
+            });
+        }
+        Ok(book.entries.get(name).cloned().map(Lookup::Found))
+    }
+
+    /// Forgets the tool list: the next call or listing asks the server again.
+    pub fn invalidate_tools(&self) {
+        self.inner
+            .cache
+            .invalidate_method(&self.inner.server_key, "tools/list");
+        write(&self.inner.tools).invalidate();
+    }
+
+    /// Calls a tool. `arguments` must serialize to a JSON object (or `null`
+    /// for none).
+    ///
+    /// `Ok` is a successful result whose `structuredContent` matches the
+    /// tool's `outputSchema`. A result with `isError: true` is
+    /// [`Error::ToolExecution`] (its content is meant for the model).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<CallToolResult, Error> {
+        self.call_tool_with(name, arguments, &RequestOptions::new())
+            .await
+    }
+
+    /// [`Client::call_tool`] with per-request options (timeouts,
+    /// cancellation, progress and log notifications).
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: &RequestOptions,
+    ) -> Result<CallToolResult, Error> {
+        let arguments = to_arguments(arguments)?;
+        let started = Instant::now();
+        let mut rounds = 0;
+        let outcome = self.call(name, &arguments, options, &mut rounds).await;
+        let record = AuditRecord {
+            server: self.name().to_owned(),
+            tool: name.to_owned(),
+            arguments_sha256: sha256_hex(&serde_json::to_vec(&arguments).unwrap_or_default()),
+            outcome: match &outcome {
+                Ok(_) => "ok",
+                Err(e) => e.outcome(),
+            },
+            duration: started.elapsed(),
+            rounds,
+        };
+        trace_audit(&record);
+        if let Some(hook) = &self.inner.audit {
+            hook.record(&record);
+        }
+        outcome
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        arguments: &JsonObject,
+        options: &RequestOptions,
+        rounds: &mut usize,
+    ) -> Result<CallToolResult, Error> {
+        let mut entry = self.tool_entry(name).await?;
+        self.approve(name, &entry, arguments).await?;
+        let mut params = JsonObject::new();
+        params.insert("name".into(), Value::String(name.to_owned()));
+        params.insert("arguments".into(), Value::Object(arguments.clone()));
+        let origin = self.origin("tools/call", name);
+        let mut attempt = 0;
+        let (result, used) = loop {
+            attempt += 1;
+            let headers = self.headers_for(name, &entry, arguments);
+            match self
+                .run_rounds(&origin, &params, options, &headers, None)
+                .await
+            {
+                Err(e) if e.code() == Some(code::HEADER_MISMATCH) && attempt == 1 => {
+                    tracing::warn!(server = %self.name(), tool = name, error = %e, "header mismatch; refreshing the tool list and retrying");
+                    self.invalidate_tools();
+                    entry = self.tool_entry(name).await?;
+                }
+                other => break other?,
+            }
+        };
+        *rounds = used;
+        let result: CallToolResult = parse(result)?;
+        if result.is_error() {
+            return Err(Error::ToolExecution {
+                tool: name.to_owned(),
+                result: Box::new(result),
+            });
+        }
+        if let Lookup::Found(entry) = &entry {
+            check_output(entry, &result)?;
+        }
+        Ok(result)
+    }
+
+    async fn approve(
+        &self,
+        name: &str,
+        entry: &Lookup,
+        arguments: &JsonObject,
+    ) -> Result<(), Error> {
+        let info = match entry {
+            Lookup::Found(entry) => Some(&entry.info),
+            Lookup::Unknown => None,
+        };
+        let request = ApprovalRequest {
+            server: self.name(),
+            tool: name,
+            info,
+            arguments,
+        };
+        match self.inner.approval.approve(request).await {
+            Approval::Allow => Ok(()),
+            Approval::Deny(reason) => Err(Error::Denied {
+                tool: name.to_owned(),
+                reason,
+            }),
+        }
+    }
+
+    fn headers_for(
+        &self,
+        name: &str,
+        entry: &Lookup,
+        arguments: &JsonObject,
+    ) -> Vec<(String, String)> {
+        match entry {
+            Lookup::Found(entry) if self.transport_kind() == TransportKind::Http => {
+                param_headers(name, &entry.header_params, arguments)
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+enum WalkError {
+    CursorFailed(Error),
+    Other(Error),
+}
+
+/// Arguments as a JSON object; `null` means none.
+fn to_arguments(arguments: impl Serialize) -> Result<JsonObject, Error> {
+    match serde_json::to_value(arguments) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(Value::Null) => Ok(JsonObject::new()),
+        Ok(other) => Err(Error::InvalidArguments(format!(
+            "tool arguments must be a JSON object, not {other}"
+        ))),
+        Err(e) => Err(Error::InvalidArguments(e.to_string())),
+    }
+}
+
+/// A result whose `structuredContent` breaks the tool's `outputSchema` is an
+/// error, never passed on. `isError` results are not checked.
+fn check_output(entry: &ToolEntry, result: &CallToolResult) -> Result<(), Error> {
+    let Some(schema) = &entry.info.tool.output_schema else {
+        return Ok(());
+    };
+    let tool = entry.info.name().to_owned();
+    let compiled = entry.output_schema.get_or_init(|| {
+        CompiledSchema::compile(&Value::Object(schema.clone())).map_err(|e| e.to_string())
+    });
+    let compiled = compiled.as_ref().map_err(|e| Error::OutputSchema {
+        tool: tool.clone(),
+        reason: format!("the outputSchema cannot be used: {e}"),
+    })?;
+    let Some(structured) = &result.structured_content else {
+        return Err(Error::OutputSchema {
+            tool,
+            reason: "the tool has an outputSchema but the result has no structuredContent".into(),
+        });
+    };
+    compiled
+        .validate(structured)
+        .map_err(|errors| Error::OutputSchema {
+            tool,
+            reason: errors.to_string(),
+        })
+}

@@ -1,0 +1,392 @@
+//! The Streamable HTTP transport: one POST per request, answered with JSON or
+//! with an SSE stream scoped to that request.
+
+use std::sync::Arc;
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use tokio::sync::mpsc;
+use toolwire_protocol::{Message, Request};
+use toolwire_schema::header_value::encode_text;
+
+use super::sse::SseParser;
+use super::{BoxFuture, Exchange, OutgoingRequest, Transport, TransportKind};
+use crate::error::TransportError;
+
+/// Header carrying the protocol version of a request.
+pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
+/// Header mirroring the JSON-RPC method.
+pub const METHOD_HEADER: &str = "Mcp-Method";
+/// Header mirroring `params.name` or `params.uri`.
+pub const NAME_HEADER: &str = "Mcp-Name";
+
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// Talks to a server's MCP endpoint over Streamable HTTP (reqwest, rustls).
+///
+/// ```
+/// use toolwire_client::transport::HttpTransport;
+/// let transport = HttpTransport::builder("http://127.0.0.1:8080/mcp")
+///     .bearer_token("secret")
+///     .build()
+///     .unwrap();
+/// # drop(transport);
+/// ```
+#[derive(Debug, Clone)]
+pub struct HttpTransport {
+    inner: Arc<HttpInner>,
+}
+
+#[derive(Debug)]
+struct HttpInner {
+    url: reqwest::Url,
+    client: reqwest::Client,
+    headers: HeaderMap,
+    credentials_key: String,
+    max_message_bytes: usize,
+}
+
+/// Configures an [`HttpTransport`].
+#[derive(Debug)]
+pub struct HttpTransportBuilder {
+    url: String,
+    client: Option<reqwest::Client>,
+    headers: Vec<(String, String)>,
+    max_message_bytes: usize,
+}
+
+impl HttpTransport {
+    /// Starts configuring a transport for the MCP endpoint at `url`.
+    pub fn builder(url: impl Into<String>) -> HttpTransportBuilder {
+        HttpTransportBuilder {
+            url: url.into(),
+            client: None,
+            headers: Vec::new(),
+            max_message_bytes: 16 * 1024 * 1024,
+        }
+    }
+
+    /// A transport for `url` with default settings.
+    pub fn new(url: impl Into<String>) -> Result<Self, TransportError> {
+        Self::builder(url).build()
+    }
+}
+
+impl HttpTransportBuilder {
+    /// Sends `Authorization: Bearer {token}` on every request.
+    pub fn bearer_token(self, token: impl AsRef<str>) -> Self {
+        self.header("Authorization", format!("Bearer {}", token.as_ref()))
+    }
+
+    /// Sends an extra header on every request.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Uses this reqwest client (for proxies, TLS roots, connection pools).
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.client = Some(client);
+        self
+    }
+
+    /// The largest JSON reply or SSE event accepted (default 16 MiB).
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
+    }
+
+    /// Checks the URL and headers and makes the transport.
+    pub fn build(self) -> Result<HttpTransport, TransportError> {
+        let url = reqwest::Url::parse(&self.url)
+            .map_err(|e| TransportError::Io(format!("invalid URL {:?}: {e}", self.url)))?;
+        let mut headers = HeaderMap::new();
+        for (name, value) in &self.headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| TransportError::Io(format!("invalid header name {name:?}: {e}")))?;
+            let mut value = HeaderValue::from_str(value)
+                .map_err(|e| TransportError::Io(format!("invalid value for header {name}: {e}")))?;
+            if name == AUTHORIZATION {
+                value.set_sensitive(true);
+            }
+            headers.insert(name, value);
+        }
+        let credentials_key = headers
+            .get(AUTHORIZATION)
+            .map(|v| crate::digest::short_hex(v.as_bytes()))
+            .unwrap_or_default();
+        let client = match self.client {
+            Some(client) => client,
+            None => reqwest::Client::builder()
+                .use_rustls_tls()
+                .build()
+                .map_err(|e| TransportError::Io(format!("cannot build HTTP client: {e}")))?,
+        };
+        Ok(HttpTransport {
+            inner: Arc::new(HttpInner {
+                url,
+                client,
+                headers,
+                credentials_key,
+                max_message_bytes: self.max_message_bytes,
+            }),
+        })
+    }
+}
+
+impl Transport for HttpTransport {
+    fn send(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>> {
+        Box::pin(self.inner.clone().post(request))
+    }
+
+    fn kind(&self) -> TransportKind {
+        TransportKind::Http
+    }
+
+    fn server_key(&self) -> String {
+        self.inner.url.to_string()
+    }
+
+    fn credentials_key(&self) -> String {
+        self.inner.credentials_key.clone()
+    }
+}
+
+impl HttpInner {
+    async fn post(self: Arc<Self>, outgoing: OutgoingRequest) -> Result<Exchange, TransportError> {
+        let headers = self.request_headers(&outgoing)?;
+        let body = serde_json::to_vec(&Message::Request(outgoing.request))
+            .map_err(|e| TransportError::Malformed(e.to_string()))?;
+        let response = self
+            .client
+            .post(self.url.clone())
+            .headers(headers)
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| TransportError::Io(format!("POST {} failed: {e}", self.url)))?;
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("text/event-stream") {
+            return Ok(self.stream_events(response));
+        }
+        let status = response.status();
+        let bytes = read_limited(response, self.max_message_bytes).await?;
+        if content_type.starts_with("application/json") {
+            if let Ok(message) = Message::from_slice(&bytes) {
+                return Ok(Exchange::ready(vec![Ok(message)]));
+            }
+        }
+        if status.is_success() && bytes.is_empty() {
+            return Ok(Exchange::ready(vec![Err(TransportError::Closed(format!(
+                " (HTTP {} with no body)",
+                status.as_u16()
+            )))]));
+        }
+        Err(TransportError::Http {
+            status: status.as_u16(),
+            body: String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).into_owned(),
+        })
+    }
+
+    fn request_headers(&self, outgoing: &OutgoingRequest) -> Result<HeaderMap, TransportError> {
+        let request = &outgoing.request;
+        let mut headers = self.headers.clone();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+        if let Some(version) = protocol_version(request) {
+            insert(&mut headers, PROTOCOL_VERSION_HEADER, version)?;
+        }
+        insert(&mut headers, METHOD_HEADER, &request.method)?;
+        if let Some(name) = name_header_source(request) {
+            insert(&mut headers, NAME_HEADER, &encode_text(name))?;
+        }
+        for (name, value) in &outgoing.param_headers {
+            insert(&mut headers, name, value)?;
+        }
+        Ok(headers)
+    }
+
+    /// Reads the SSE body in a task; dropping the exchange aborts the task,
+    /// which closes the stream: the server takes that as cancellation.
+    fn stream_events(&self, response: reqwest::Response) -> Exchange {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let max = self.max_message_bytes;
+        let task = tokio::spawn(pump_events(response, tx, max));
+        Exchange::new(rx, Some(Box::new(AbortOnDrop(task.abort_handle()))))
+    }
+}
+
+async fn pump_events(
+    mut response: reqwest::Response,
+    tx: mpsc::UnboundedSender<Result<Message, TransportError>>,
+    max: usize,
+) {
+    let mut parser = SseParser::new(max);
+    loop {
+        let chunk = match response.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(Err(TransportError::Io(format!("SSE stream broke: {e}"))));
+                return;
+            }
+        };
+        let events = match parser.push(&chunk) {
+            Ok(events) => events,
+            Err(too_large) => {
+                let reason = format!("SSE event larger than {} bytes", too_large.0);
+                let _ = tx.send(Err(TransportError::Malformed(reason)));
+                return;
+            }
+        };
+        for data in events {
+            if deliver(&tx, &data) {
+                return;
+            }
+        }
+    }
+    if let Some(data) = parser.finish() {
+        if deliver(&tx, &data) {
+            return;
+        }
+    }
+    let _ = tx.send(Err(TransportError::Closed(
+        " (SSE stream ended before the response)".into(),
+    )));
+}
+
+/// Sends one event's message on; true when the exchange is over (a response
+/// arrived or nobody listens any more).
+fn deliver(tx: &mpsc::UnboundedSender<Result<Message, TransportError>>, data: &str) -> bool {
+    if data.trim().is_empty() {
+        return false;
+    }
+    let message = Message::from_slice(data.as_bytes()).map_err(|e| {
+        TransportError::Malformed(format!("SSE event is not a JSON-RPC message: {e}"))
+    });
+    let is_response = matches!(message, Ok(Message::Result(_) | Message::Error(_)));
+    tx.send(message).is_err() || is_response
+}
+
+async fn read_limited(
+    mut response: reqwest::Response,
+    max: usize,
+) -> Result<Vec<u8>, TransportError> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| TransportError::Io(format!("reading the reply failed: {e}")))?
+    {
+        if bytes.len() + chunk.len() > max {
+            return Err(TransportError::Malformed(format!(
+                "reply larger than {max} bytes"
+            )));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}
+
+fn insert(headers: &mut HeaderMap, name: &str, value: &str) -> Result<(), TransportError> {
+    let name = HeaderName::from_bytes(name.as_bytes())
+        .map_err(|e| TransportError::Io(format!("invalid header name {name:?}: {e}")))?;
+    let value = HeaderValue::from_str(value)
+        .map_err(|e| TransportError::Io(format!("invalid value for header {name}: {e}")))?;
+    headers.insert(name, value);
+    Ok(())
+}
+
+fn protocol_version(request: &Request) -> Option<&str> {
+    request
+        .params
+        .as_ref()?
+        .get("_meta")?
+        .get(toolwire_protocol::keys::PROTOCOL_VERSION)?
+        .as_str()
+}
+
+/// `params.name` for `tools/call` and `prompts/get`, `params.uri` for `resources/read`.
+fn name_header_source(request: &Request) -> Option<&str> {
+    let field = match request.method.as_str() {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        _ => return None,
+    };
+    request.params.as_ref()?.get(field)?.as_str()
+}
+
+#[derive(Debug)]
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(method: &str, params: serde_json::Value) -> OutgoingRequest {
+        OutgoingRequest::new(Request::new(1, method, params.as_object().cloned()))
+    }
+
+    fn headers_of(outgoing: &OutgoingRequest) -> HeaderMap {
+        let transport = HttpTransport::builder("http://127.0.0.1:1/mcp")
+            .bearer_token("t")
+            .build()
+            .unwrap();
+        transport.inner.request_headers(outgoing).unwrap()
+    }
+
+    #[test]
+    fn standard_headers_are_mirrored_from_the_body() {
+        let outgoing = request(
+            "tools/call",
+            json!({"name": "get_weather", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+        );
+        let h = headers_of(&outgoing);
+        assert_eq!(h["accept"], ACCEPT_BOTH);
+        assert_eq!(h["mcp-protocol-version"], "2026-07-28");
+        assert_eq!(h["mcp-method"], "tools/call");
+        assert_eq!(h["mcp-name"], "get_weather");
+        assert_eq!(h["authorization"], "Bearer t");
+    }
+
+    #[test]
+    fn unsafe_names_and_uris_use_the_base64_sentinel() {
+        let h = headers_of(&request("resources/read", json!({"uri": "file:///é"})));
+        assert_eq!(h["mcp-name"], "=?base64?ZmlsZTovLy/DqQ==?=");
+        let h = headers_of(&request("prompts/get", json!({"name": " x "})));
+        assert_eq!(h["mcp-name"], "=?base64?IHgg?=");
+    }
+
+    #[test]
+    fn no_name_header_for_other_methods() {
+        let h = headers_of(&request("tools/list", json!({})));
+        assert!(h.get("mcp-name").is_none());
+        assert_eq!(h["mcp-method"], "tools/list");
+    }
+
+    #[test]
+    fn credentials_key_depends_on_the_token() {
+        let a = HttpTransport::builder("http://h/mcp")
+            .bearer_token("a")
+            .build()
+            .unwrap();
+        let b = HttpTransport::builder("http://h/mcp")
+            .bearer_token("b")
+            .build()
+            .unwrap();
+        let none = HttpTransport::new("http://h/mcp").unwrap();
+        assert_ne!(a.credentials_key(), b.credentials_key());
+        assert_eq!(none.credentials_key(), "");
+    }
+}

@@ -1,0 +1,123 @@
+//! Transports: how one JSON-RPC request reaches a server and how its replies
+//! come back.
+//!
+//! A [`Transport`] sends one request and hands back an [`Exchange`]: the
+//! stream of messages that belong to that request (request-scoped
+//! notifications, then the response; for `subscriptions/listen`, the
+//! subscription's notifications). Dropping an exchange before its response
+//! arrived cancels the request (HTTP: the response stream is closed; stdio:
+//! `notifications/cancelled` is sent).
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use tokio::sync::mpsc;
+use toolwire_protocol::{Message, Request};
+
+use crate::error::TransportError;
+
+pub mod http;
+pub(crate) mod sse;
+pub mod stdio;
+
+pub use http::{HttpTransport, HttpTransportBuilder};
+pub use stdio::{
+    ChildProcess, CommandBuilder, Connection, Connector, StdioTransport, StdioTransportBuilder,
+};
+
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Which kind of transport carries the requests; some rules depend on it
+/// (`x-mcp-header` applies to HTTP only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TransportKind {
+    /// Streamable HTTP.
+    Http,
+    /// Newline-delimited JSON over a byte stream (usually a child's stdin/stdout).
+    Stdio,
+}
+
+/// One request to send, with the `Mcp-Param-*` headers mirrored from its
+/// arguments (used by HTTP, ignored by stdio).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutgoingRequest {
+    /// The JSON-RPC request, `_meta` included.
+    pub request: Request,
+    /// `(field name, encoded value)` pairs, e.g. `("Mcp-Param-Region", "eu")`.
+    pub param_headers: Vec<(String, String)>,
+}
+
+impl OutgoingRequest {
+    /// A request with no parameter headers.
+    pub fn new(request: Request) -> Self {
+        OutgoingRequest {
+            request,
+            param_headers: Vec::new(),
+        }
+    }
+}
+
+/// Carries requests to one server.
+///
+/// Implementations must let many requests be in flight at once.
+pub trait Transport: Send + Sync + fmt::Debug {
+    /// Sends `request` and returns the stream of messages that answer it.
+    fn send(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>>;
+
+    /// The kind of transport.
+    fn kind(&self) -> TransportKind;
+
+    /// Identifies the server for cache keys and audit records (a URL, a command line).
+    fn server_key(&self) -> String;
+
+    /// Identifies the credentials in use (e.g. a digest of the `Authorization`
+    /// header), so `private` cache entries are never shared across them.
+    fn credentials_key(&self) -> String {
+        String::new()
+    }
+
+    /// Shuts the transport down; pending requests fail.
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// The messages that belong to one request, in arrival order.
+///
+/// Ends after the response (or when the transport fails, with an error).
+/// Dropping it before the response cancels the request.
+#[derive(Debug)]
+pub struct Exchange {
+    receiver: mpsc::UnboundedReceiver<Result<Message, TransportError>>,
+    _guard: Option<Box<dyn Send + Sync + fmt::Debug>>,
+}
+
+impl Exchange {
+    /// An exchange fed by `receiver`. `guard` is dropped with the exchange
+    /// (use it to cancel the request).
+    pub fn new(
+        receiver: mpsc::UnboundedReceiver<Result<Message, TransportError>>,
+        guard: Option<Box<dyn Send + Sync + fmt::Debug>>,
+    ) -> Self {
+        Exchange {
+            receiver,
+            _guard: guard,
+        }
+    }
+
+    /// An exchange holding exactly the messages given.
+    pub fn ready(messages: Vec<Result<Message, TransportError>>) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        for message in messages {
+            let _ = tx.send(message);
+        }
+        Exchange::new(rx, None)
+    }
+
+    /// The next message, or `None` when the exchange is over.
+    pub async fn next(&mut self) -> Option<Result<Message, TransportError>> {
+        self.receiver.recv().await
+    }
+}

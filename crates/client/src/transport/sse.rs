@@ -1,0 +1,153 @@
+//! A small incremental parser for `text/event-stream` bodies.
+//!
+//! Only what MCP needs: `data` fields are joined with newlines and each event's
+//! data is handed out when a blank line ends the event; comments (`:` lines,
+//! used as keep-alives), `id`, `retry` and `event` fields are ignored (MCP
+//! streams are not resumable and every event is a JSON-RPC message). Lines may
+//! end in CRLF, LF or CR, and may be split anywhere across chunks.
+
+/// Parses SSE bytes into event payloads.
+#[derive(Debug, Default)]
+pub(crate) struct SseParser {
+    line: Vec<u8>,
+    data: Option<String>,
+    after_cr: bool,
+    max_event_bytes: usize,
+    overflowed: bool,
+}
+
+/// An event larger than the parser's limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EventTooLarge(pub usize);
+
+impl SseParser {
+    /// A parser that refuses events above `max_event_bytes`.
+    pub(crate) fn new(max_event_bytes: usize) -> Self {
+        SseParser {
+            max_event_bytes,
+            ..Default::default()
+        }
+    }
+
+    /// Feeds bytes; returns the payloads of the events they complete.
+    pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<Vec<String>, EventTooLarge> {
+        let mut events = Vec::new();
+        for &byte in chunk {
+            if self.after_cr {
+                self.after_cr = false;
+                if byte == b'\n' {
+                    continue;
+                }
+            }
+            match byte {
+                b'\n' => self.end_line(&mut events),
+                b'\r' => {
+                    self.after_cr = true;
+                    self.end_line(&mut events);
+                }
+                _ => self.line.push(byte),
+            }
+            if self.pending_bytes() > self.max_event_bytes {
+                self.overflowed = true;
+            }
+            if self.overflowed {
+                return Err(EventTooLarge(self.max_event_bytes));
+            }
+        }
+        Ok(events)
+    }
+
+    /// Any event left unterminated when the stream ended.
+    pub(crate) fn finish(&mut self) -> Option<String> {
+        if !self.line.is_empty() {
+            let mut events = Vec::new();
+            self.end_line(&mut events);
+        }
+        self.data.take()
+    }
+
+    fn pending_bytes(&self) -> usize {
+        self.line.len() + self.data.as_ref().map_or(0, String::len)
+    }
+
+    fn end_line(&mut self, events: &mut Vec<String>) {
+        let line = std::mem::take(&mut self.line);
+        if line.is_empty() {
+            if let Some(data) = self.data.take() {
+                events.push(data);
+            }
+            return;
+        }
+        if line[0] == b':' {
+            return;
+        }
+        let (field, value) = match line.iter().position(|&b| b == b':') {
+            Some(i) => {
+                let value = &line[i + 1..];
+                (&line[..i], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (&line[..], &b""[..]),
+        };
+        if field == b"data" {
+            let value = String::from_utf8_lossy(value);
+            match &mut self.data {
+                Some(data) => {
+                    data.push('\n');
+                    data.push_str(&value);
+                }
+                None => self.data = Some(value.into_owned()),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_all(chunks: &[&[u8]]) -> Vec<String> {
+        let mut parser = SseParser::new(1 << 20);
+        let mut out = Vec::new();
+        for chunk in chunks {
+            out.extend(parser.push(chunk).unwrap());
+        }
+        out.extend(parser.finish());
+        out
+    }
+
+    #[test]
+    fn events_are_split_by_blank_lines() {
+        let events = parse_all(&[b"event: message\ndata: {\"a\":1}\n\ndata: {\"b\":2}\n\n"]);
+        assert_eq!(events, [r#"{"a":1}"#, r#"{"b":2}"#]);
+    }
+
+    #[test]
+    fn comments_and_other_fields_are_ignored() {
+        let events = parse_all(&[b":\r\n: keep-alive\r\nid: 7\r\nretry: 10\r\ndata: x\r\n\r\n"]);
+        assert_eq!(events, ["x"]);
+    }
+
+    #[test]
+    fn lines_split_across_chunks_and_crlf_split_across_chunks() {
+        let events = parse_all(&[b"da", b"ta: he", b"llo\r", b"\n\r", b"\n"]);
+        assert_eq!(events, ["hello"]);
+    }
+
+    #[test]
+    fn bare_cr_ends_lines_and_multiple_data_lines_join_with_newline() {
+        let events = parse_all(&[b"data: a\rdata:b\r\r"]);
+        assert_eq!(events, ["a\nb"]);
+    }
+
+    #[test]
+    fn an_unterminated_last_event_is_returned_by_finish() {
+        let events = parse_all(&[b"data: tail"]);
+        assert_eq!(events, ["tail"]);
+    }
+
+    #[test]
+    fn an_event_over_the_limit_is_refused() {
+        let mut parser = SseParser::new(8);
+        assert_eq!(parser.push(b"data: 0123456789"), Err(EventTooLarge(8)));
+    }
+}
