@@ -11,11 +11,12 @@ use crate::tool::BoxFuture;
 /// The most values one completion result may carry.
 pub const MAX_COMPLETION_VALUES: usize = 100;
 
+type ErasedCompletion =
+    dyn Fn(String, BTreeMap<String, String>) -> BoxFuture<Vec<String>> + Send + Sync;
+
 /// One completion function: `(value typed so far, other arguments) -> suggestions`.
 #[derive(Clone)]
-pub(crate) struct CompletionFn(
-    Arc<dyn Fn(String, BTreeMap<String, String>) -> BoxFuture<Vec<String>> + Send + Sync>,
-);
+pub(crate) struct CompletionFn(Arc<ErasedCompletion>);
 
 impl CompletionFn {
     pub fn new<F, Fut>(complete: F) -> Self

@@ -136,7 +136,7 @@ impl Server {
             }
         };
         let supported = &self.inner.config.supported_versions;
-        if !supported.iter().any(|v| *v == version) {
+        if !supported.contains(&version) {
             let supported: Vec<&str> = supported.iter().map(String::as_str).collect();
             return Err(ErrorObject::unsupported_protocol_version(
                 &supported, &version,
@@ -305,7 +305,7 @@ impl Server {
             Err(ToolError::Execution(message)) => Ok(Finished::ExecutionError(message)),
             Err(ToolError::Protocol(error)) => Err(error),
             Err(ToolError::InputRequired(ask)) => self
-                .ask_for_input(key, &round, ask, &declared)
+                .ask_for_input(key, &round, *ask, &declared)
                 .map(Finished::InputRequired),
         }
     }
@@ -340,7 +340,7 @@ impl Server {
             Box::pin(async move {
                 match handler(arguments, cx).await? {
                     ToolOutput::Complete(result) => Ok(result),
-                    ToolOutput::InputRequired(ask) => Err(ToolError::InputRequired(ask)),
+                    ToolOutput::InputRequired(ask) => Err(ToolError::InputRequired(Box::new(ask))),
                 }
             })
         };

@@ -63,14 +63,8 @@ impl InputRequired {
         key: impl Into<String>,
         message: impl Into<String>,
         url: impl Into<String>,
-        elicitation_id: impl Into<String>,
     ) -> Self {
-        let params = json!({
-            "mode": "url",
-            "message": message.into(),
-            "url": url.into(),
-            "elicitationId": elicitation_id.into()
-        });
+        let params = json!({"mode": "url", "message": message.into(), "url": url.into()});
         self.request(key, "elicitation/create", Some(params))
     }
 
@@ -348,7 +342,7 @@ mod tests {
     fn missing_capabilities_are_named() {
         let ask = InputRequired::new()
             .list_roots("r")
-            .elicit_url("u", "m", "https://x", "id");
+            .elicit_url("u", "m", "https://x");
         let declared = ClientCapabilities {
             elicitation: Some(ElicitationCapability::default()),
             ..Default::default()

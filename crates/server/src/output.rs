@@ -36,7 +36,7 @@ pub enum ToolError {
     Protocol(ErrorObject),
     /// The handler needs input first; lets `?` end the round from deep inside a handler.
     #[error("input required: {}", .0.keys().collect::<Vec<_>>().join(", "))]
-    InputRequired(InputRequired),
+    InputRequired(Box<InputRequired>),
 }
 
 impl ToolError {
@@ -53,7 +53,7 @@ impl ToolError {
 
 impl From<InputRequired> for ToolError {
     fn from(value: InputRequired) -> Self {
-        ToolError::InputRequired(value)
+        ToolError::InputRequired(Box::new(value))
     }
 }
 

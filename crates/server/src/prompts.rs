@@ -150,7 +150,7 @@ pub(crate) struct RegisteredPrompt {
 
 impl Named for RegisteredPrompt {
     const KIND: &'static str = "prompt";
-    fn name(&self) -> &str {
+    fn key(&self) -> &str {
         &self.definition.name
     }
 }

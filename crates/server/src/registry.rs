@@ -161,12 +161,13 @@ fn warn_sensitive_headers(tool: &str, input: &Value, params: &[HeaderParam]) {
 pub(crate) trait Named {
     /// What kind of entry this is, for error messages.
     const KIND: &'static str;
-    fn name(&self) -> &str;
+    /// The unique lookup key: a name, or a URI for resources.
+    fn key(&self) -> &str;
 }
 
 impl Named for RegisteredTool {
     const KIND: &'static str = "tool";
-    fn name(&self) -> &str {
+    fn key(&self) -> &str {
         &self.definition.name
     }
 }
@@ -219,7 +220,7 @@ impl<T: Named> Registry<T> {
     pub fn get(&self, name: &str) -> Option<Arc<T>> {
         self.snapshot()
             .iter()
-            .find(|s| s.enabled && s.item.name() == name)
+            .find(|s| s.enabled && s.item.key() == name)
             .map(|s| Arc::clone(&s.item))
     }
 
@@ -241,10 +242,10 @@ impl<T: Named> Registry<T> {
     /// Adds an entry at the end; fails on a duplicate name.
     pub fn add(&self, item: T) -> Result<(), RegistrationError> {
         self.edit(|slots| {
-            if slots.iter().any(|s| s.item.name() == item.name()) {
+            if slots.iter().any(|s| s.item.key() == item.key()) {
                 return Err(RegistrationError::Duplicate {
                     kind: T::KIND,
-                    tool: item.name().to_owned(),
+                    tool: item.key().to_owned(),
                 });
             }
             slots.push(Slot {
@@ -258,7 +259,7 @@ impl<T: Named> Registry<T> {
     /// Replaces the entry of the same name in place, keeping its position.
     pub fn replace(&self, item: T) -> Result<(), RegistrationError> {
         self.edit(|slots| {
-            let slot = position(slots, item.name())?;
+            let slot = position(slots, item.key())?;
             slots[slot].item = Arc::new(item);
             Ok(())
         })
@@ -300,7 +301,7 @@ impl<T: Named> Registry<T> {
 fn position<T: Named>(slots: &[Slot<T>], name: &str) -> Result<usize, RegistrationError> {
     slots
         .iter()
-        .position(|s| s.item.name() == name)
+        .position(|s| s.item.key() == name)
         .ok_or_else(|| RegistrationError::NotFound {
             kind: T::KIND,
             tool: name.to_owned(),

@@ -298,7 +298,7 @@ pub(crate) struct RegisteredResource {
 
 impl Named for RegisteredResource {
     const KIND: &'static str = "resource";
-    fn name(&self) -> &str {
+    fn key(&self) -> &str {
         &self.definition.uri
     }
 }
@@ -315,7 +315,7 @@ pub(crate) struct RegisteredTemplate {
 
 impl Named for RegisteredTemplate {
     const KIND: &'static str = "resource template";
-    fn name(&self) -> &str {
+    fn key(&self) -> &str {
         &self.definition.uri_template
     }
 }

@@ -61,7 +61,9 @@ pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
     .await
 }
 
-type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+/// Requests being handled: their cancellation tokens, and whether each is a
+/// long-lived `subscriptions/listen` (ended, not awaited, when stdin closes).
+type InFlight = Arc<Mutex<HashMap<RequestId, (CancellationToken, bool)>>>;
 
 /// Serves `server` over any reader and writer (a pipe, a socket, a test buffer).
 pub async fn serve<R, W>(
@@ -128,6 +130,12 @@ where
         }
     }
 
+    // Subscriptions live as long as the connection: end them now.
+    for (token, is_listen) in in_flight.lock().expect("in-flight lock").values() {
+        if *is_listen {
+            token.cancel();
+        }
+    }
     let _ = tokio::time::timeout(config.shutdown_grace, async {
         while tasks.join_next().await.is_some() {}
     })
@@ -149,10 +157,11 @@ impl RequestJob {
     async fn run(self, request: Request) {
         let id = request.id.clone();
         let cancel = CancellationToken::new();
+        let is_listen = request.method == "subscriptions/listen";
         self.in_flight
             .lock()
             .expect("in-flight lock")
-            .insert(id.clone(), cancel.clone());
+            .insert(id.clone(), (cancel.clone(), is_listen));
         let env = RequestEnv::new()
             .with_principal(self.principal)
             .with_outbox(Outbox::new(self.out.clone()))
@@ -181,7 +190,7 @@ fn cancel_if_asked(notification: &Notification, in_flight: &InFlight) {
     else {
         return;
     };
-    if let Some(token) = in_flight.lock().expect("in-flight lock").get(&id) {
+    if let Some((token, _)) = in_flight.lock().expect("in-flight lock").get(&id) {
         token.cancel();
     }
 }

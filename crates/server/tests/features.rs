@@ -1,0 +1,234 @@
+//! Resources, prompts and completion through the dispatcher.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use toolwire_protocol::{PromptMessage, Role};
+use toolwire_server::{
+    PromptBuilder, RequestContext, ResourceBuilder, ResourceTemplateBuilder, Server, ToolError,
+    blob_contents, text_contents,
+};
+
+fn server() -> Server {
+    Server::builder("features", "1")
+        .resource(
+            ResourceBuilder::new("test://static-text", "static-text")
+                .description("A text resource")
+                .mime_type("text/plain")
+                .handler(|req, _cx| async move { Ok(vec![text_contents(req.uri, "text/plain", "hello")]) }),
+        )
+        .resource(
+            ResourceBuilder::new("test://static-binary", "static-binary")
+                .mime_type("image/png")
+                .handler(|req, _cx| async move { Ok(vec![blob_contents(req.uri, "image/png", &[0, 1, 2, 255])]) }),
+        )
+        .resource(ResourceBuilder::new("test://empty", "empty").handler(|_, _cx| async { Ok(vec![]) }))
+        .resource_template(
+            ResourceTemplateBuilder::new("test://items/{id}/data", "item")
+                .mime_type("application/json")
+                .complete("id", |value, _| async move {
+                    (0..1000).map(|i| format!("{i}")).filter(|v| v.starts_with(&value)).collect()
+                })
+                .handler(|req, _cx| async move {
+                    let id = &req.variables["id"];
+                    Ok(vec![text_contents(req.uri.clone(), "application/json", json!({"id": id}).to_string())])
+                }),
+        )
+        .prompt(
+            PromptBuilder::new("greet")
+                .description("Greets someone")
+                .argument("name", "Who to greet", true)
+                .argument("style", "How", false)
+                .complete("name", |value, _| async move {
+                    ["alice", "bob", "alfred"].iter().filter(|n| n.starts_with(&value)).map(|n| n.to_string()).collect()
+                })
+                .handler(|args, _cx| async move {
+                    Ok(vec![PromptMessage::text(Role::User, format!("Say hi to {}", args["name"]))])
+                }),
+        )
+        .prompt(
+            PromptBuilder::new("ask")
+                .description("Asks for context first")
+                .handler(|_, cx: RequestContext| async move {
+                    let schema = json!({"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]});
+                    let answer = cx.elicit_form("ctx", "Which context?", schema)?;
+                    let text = serde_json::to_value(&answer.content).map_err(ToolError::from_error)?;
+                    Ok(vec![PromptMessage::text(Role::User, format!("Context: {}", text["context"]))])
+                }),
+        )
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn discover_declares_what_is_served() {
+    let r = result(&server(), request(1, "server/discover", json!({}))).await;
+    assert_eq!(
+        r["capabilities"],
+        json!({
+            "tools": {"listChanged": true},
+            "prompts": {"listChanged": true},
+            "resources": {"subscribe": true, "listChanged": true},
+            "completions": {}
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_tools_only_server_answers_resource_methods_with_method_not_found() {
+    let s = Server::builder("t", "1").build().unwrap();
+    let e = error(&s, request(1, "resources/list", json!({}))).await;
+    assert_eq!(e["code"], -32601);
+    let e = error(&s, request(2, "prompts/get", json!({"name": "x"}))).await;
+    assert_eq!(e["code"], -32601);
+}
+
+#[tokio::test]
+async fn lists_carry_cache_hints() {
+    let s = server();
+    let r = result(&s, request(1, "resources/list", json!({}))).await;
+    assert_eq!(
+        r["resources"][0],
+        json!({"uri": "test://static-text", "name": "static-text", "description": "A text resource", "mimeType": "text/plain"})
+    );
+    assert_eq!(
+        (r["ttlMs"].clone(), r["cacheScope"].clone()),
+        (json!(60_000), json!("public"))
+    );
+    let r = result(&s, request(2, "resources/templates/list", json!({}))).await;
+    assert_eq!(
+        r["resourceTemplates"],
+        json!([{"uriTemplate": "test://items/{id}/data", "name": "item", "mimeType": "application/json"}])
+    );
+    assert_eq!(r["ttlMs"], 60_000);
+    let r = result(&s, request(3, "prompts/list", json!({}))).await;
+    assert_eq!(
+        r["prompts"][0]["arguments"],
+        json!([
+            {"name": "name", "description": "Who to greet", "required": true},
+            {"name": "style", "description": "How", "required": false}
+        ])
+    );
+    assert_eq!(r["cacheScope"], "public");
+}
+
+#[tokio::test]
+async fn reads_text_binary_and_templates() {
+    let s = server();
+    let r = result(
+        &s,
+        request(1, "resources/read", json!({"uri": "test://static-text"})),
+    )
+    .await;
+    assert_eq!(
+        r["contents"],
+        json!([{"uri": "test://static-text", "mimeType": "text/plain", "text": "hello"}])
+    );
+    assert_eq!(
+        (r["ttlMs"].clone(), r["cacheScope"].clone()),
+        (json!(0), json!("private"))
+    );
+    let r = result(
+        &s,
+        request(2, "resources/read", json!({"uri": "test://static-binary"})),
+    )
+    .await;
+    assert_eq!(r["contents"][0]["blob"], "AAEC/w==");
+    let r = result(
+        &s,
+        request(3, "resources/read", json!({"uri": "test://items/123/data"})),
+    )
+    .await;
+    assert_eq!(r["contents"][0]["text"], "{\"id\":\"123\"}");
+}
+
+#[tokio::test]
+async fn unknown_or_empty_resource_is_invalid_params_with_uri() {
+    let s = server();
+    for uri in ["test://nope", "test://items//data", "test://empty"] {
+        let e = error(&s, request(1, "resources/read", json!({"uri": uri}))).await;
+        assert_eq!(
+            e,
+            json!({"code": -32602, "message": "Resource not found", "data": {"uri": uri}})
+        );
+    }
+}
+
+#[tokio::test]
+async fn prompts_check_required_arguments() {
+    let s = server();
+    let r = result(
+        &s,
+        request(
+            1,
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"name": "Ada"}}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        r["messages"],
+        json!([{"role": "user", "content": {"type": "text", "text": "Say hi to Ada"}}])
+    );
+    assert_eq!(r["description"], "Greets someone");
+    assert_eq!(r["resultType"], "complete");
+    let e = error(&s, request(2, "prompts/get", json!({"name": "greet"}))).await;
+    assert_eq!(
+        e,
+        json!({"code": -32602, "message": "Missing required argument \"name\" for prompt greet"})
+    );
+    let e = error(&s, request(3, "prompts/get", json!({"name": "nope"}))).await;
+    assert_eq!(
+        e,
+        json!({"code": -32602, "message": "Unknown prompt: nope"})
+    );
+}
+
+#[tokio::test]
+async fn prompts_may_ask_for_input() {
+    let s = server();
+    let mut m = meta();
+    m["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
+    let r = result(
+        &s,
+        request(1, "prompts/get", json!({"name": "ask", "_meta": m})),
+    )
+    .await;
+    assert_eq!(r["resultType"], "input_required");
+    assert_eq!(r["inputRequests"]["ctx"]["method"], "elicitation/create");
+    let retry = json!({"name": "ask", "_meta": m, "requestState": r["requestState"],
+        "inputResponses": {"ctx": {"action": "accept", "content": {"context": "tests"}}}});
+    let r = result(&s, request(2, "prompts/get", retry)).await;
+    assert_eq!(r["messages"][0]["content"]["text"], "Context: \"tests\"");
+}
+
+#[tokio::test]
+async fn completion_for_prompt_arguments_and_template_variables() {
+    let s = server();
+    let params = json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "al"}});
+    let r = result(&s, request(1, "completion/complete", params)).await;
+    assert_eq!(
+        r["completion"],
+        json!({"values": ["alice", "alfred"], "total": 2, "hasMore": false})
+    );
+    let params = json!({"ref": {"type": "ref/resource", "uri": "test://items/{id}/data"}, "argument": {"name": "id", "value": "1"}});
+    let r = result(&s, request(2, "completion/complete", params)).await;
+    assert_eq!(
+        r["completion"]["values"].as_array().unwrap().len(),
+        100,
+        "capped at 100"
+    );
+    assert_eq!(r["completion"]["total"], 111);
+    assert_eq!(r["completion"]["hasMore"], true);
+    let params = json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "style", "value": ""}});
+    let r = result(&s, request(3, "completion/complete", params)).await;
+    assert_eq!(
+        r["completion"],
+        json!({"values": []}),
+        "no completer, no suggestions"
+    );
+    let params = json!({"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "x", "value": ""}});
+    let e = error(&s, request(4, "completion/complete", params)).await;
+    assert_eq!(e["code"], -32602);
+}
