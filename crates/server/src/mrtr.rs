@@ -196,11 +196,16 @@ impl RoundKey<'_> {
 pub(crate) struct StateCodec {
     pub sealer: Sealer,
     pub ttl: Duration,
+    /// Whether a retry without `requestState` may bring answers
+    /// ([`crate::ServerBuilder::answers_without_state`]).
+    pub answers_without_state: bool,
 }
 
 impl StateCodec {
     /// Verifies a retry's `requestState` and merges its `inputResponses`:
-    /// answers to keys that were not asked are ignored.
+    /// answers to keys that were not asked are ignored. Without
+    /// `requestState` nothing proves a question was asked, so answers are
+    /// ignored too, unless the server accepts answers without state.
     pub fn open(
         &self,
         key: &RoundKey<'_>,
@@ -208,8 +213,15 @@ impl StateCodec {
         responses: Option<&JsonObject>,
     ) -> Result<Round, ErrorObject> {
         let Some(sealed) = request_state else {
-            // Without state we asked nothing, so any answers are unsolicited.
-            return Ok(Round::default());
+            let answers = match responses {
+                Some(responses) if self.answers_without_state => responses.clone(),
+                // Without state we asked nothing, so any answers are unsolicited.
+                _ => JsonObject::new(),
+            };
+            return Ok(Round {
+                answers,
+                state: None,
+            });
         };
         let invalid =
             |why: &str| ErrorObject::invalid_params(format!("Invalid requestState: {why}"));

@@ -54,6 +54,9 @@ pub struct ServerConfig {
     pub list_changed: bool,
     /// Open `subscriptions/listen` requests allowed per principal.
     pub max_subscriptions_per_principal: usize,
+    /// Whether a retry that carries `inputResponses` but no `requestState`
+    /// may use those answers. Off by default.
+    pub answers_without_state: bool,
 }
 
 impl Default for ServerConfig {
@@ -79,6 +82,7 @@ impl Default for ServerConfig {
             },
             list_changed: true,
             max_subscriptions_per_principal: 64,
+            answers_without_state: false,
         }
     }
 }
@@ -371,6 +375,22 @@ impl ServerBuilder {
         self
     }
 
+    /// Lets a request that carries `inputResponses` but no `requestState`
+    /// use those answers, as a client may do when it answers before being
+    /// asked (off by default).
+    ///
+    /// By default such answers are ignored: without `requestState` nothing
+    /// proves the server asked, so a handler only ever sees answers to its
+    /// own questions of the previous round. When on, a handler sees every
+    /// answer sent, keyed as the client chose (unknown keys stay unread);
+    /// `elicit_form`, `sample` and `list_roots` still validate what they read.
+    /// Answers that come with a `requestState` are always filtered to the
+    /// keys it asked.
+    pub fn answers_without_state(mut self, enabled: bool) -> Self {
+        self.config.answers_without_state = enabled;
+        self
+    }
+
     /// Adds a prompt.
     pub fn prompt(mut self, prompt: PromptBuilder) -> Self {
         self.prompts.push(prompt);
@@ -424,6 +444,7 @@ impl ServerBuilder {
         let state_codec = StateCodec {
             sealer: Sealer::new(keys),
             ttl: self.config.state_ttl,
+            answers_without_state: self.config.answers_without_state,
         };
         Ok(Server {
             inner: Arc::new(ServerInner {

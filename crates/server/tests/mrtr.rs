@@ -629,6 +629,53 @@ async fn malformed_answers_are_not_accepted_silently() {
 }
 
 #[tokio::test]
+async fn answers_without_request_state_count_when_allowed() {
+    let s = Server::builder("mrtr", "1")
+        .answers_without_state(true)
+        .tool(ToolBuilder::new("confirm_delete").handler(confirm_delete))
+        .build()
+        .unwrap();
+    let answer = |confirm: Value| {
+        json!({
+            "name": "confirm_delete", "arguments": {"path": "p"}, "_meta": all_caps(),
+            "inputResponses": confirm
+        })
+    };
+    // The answer is used; keys nobody asked for are ignored.
+    let ok = json!({"confirm": {"action": "accept", "content": {"confirm": true}},
+        "unknown_extra_key": {"action": "accept", "content": {"foo": "bar"}}});
+    let r = result(&s, request(1, "tools/call", answer(ok))).await;
+    assert_eq!(r["resultType"], "complete", "{r}");
+    assert_eq!(r["content"][0]["text"], "Deleted p");
+    // Only other keys: asked again.
+    let wrong = json!({"wrong_key": {"action": "accept", "content": {"confirm": true}}});
+    let r = result(&s, request(2, "tools/call", answer(wrong))).await;
+    assert_eq!(r["resultType"], "input_required", "{r}");
+    assert!(r["inputRequests"]["confirm"].is_object(), "{r}");
+    // Answers are still validated.
+    let e = error(
+        &s,
+        request(3, "tools/call", answer(json!({"confirm": 12345}))),
+    )
+    .await;
+    assert_eq!(e["code"], -32602, "{e}");
+    let bad = json!({"confirm": {"action": "accept", "content": {"confirm": "yes"}}});
+    let e = error(&s, request(4, "tools/call", answer(bad))).await;
+    assert_eq!(e["code"], -32602, "{e}");
+    // The server still answers the next request.
+    let r = result(
+        &s,
+        request(
+            5,
+            "tools/call",
+            call_params("confirm_delete", json!({"path": "p"})),
+        ),
+    )
+    .await;
+    assert_eq!(r["resultType"], "input_required", "{r}");
+}
+
+#[tokio::test]
 async fn answers_without_request_state_are_ignored() {
     let s = server();
     let params = json!({"name": "confirm_delete", "arguments": {"path": "p"}, "_meta": all_caps(),
