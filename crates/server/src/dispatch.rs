@@ -119,7 +119,11 @@ impl Server {
     fn check_meta(&self, params: Option<&JsonObject>) -> Result<CheckedMeta, ErrorObject> {
         let meta = match params.and_then(|p| p.get("_meta")) {
             Some(Value::Object(meta)) => Meta(meta.clone()),
-            Some(_) => return Err(ErrorObject::invalid_params("_meta must be an object")),
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(format!(
+                    "{INVALID_META}: must be an object"
+                )));
+            }
             None => {
                 return Err(ErrorObject::invalid_params(missing_meta_message(
                     "params._meta",
@@ -424,12 +428,22 @@ pub(crate) fn parse<T: DeserializeOwned>(params: JsonObject) -> Result<T, ErrorO
         .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))
 }
 
+const MISSING_META: &str = "Missing required request metadata: ";
+const INVALID_META: &str = "Invalid _meta";
+
 fn missing_meta_message(what: &str) -> String {
-    format!("Missing required request metadata: {what}")
+    format!("{MISSING_META}{what}")
 }
 
 fn bad_meta(key: &str, problem: &str) -> ErrorObject {
-    ErrorObject::invalid_params(format!("Invalid _meta[{key:?}]: {problem}"))
+    ErrorObject::invalid_params(format!("{INVALID_META}[{key:?}]: {problem}"))
+}
+
+/// True when `error` is the dispatcher's rejection of the request metadata
+/// (HTTP answers these with 400, other -32602 errors with 200).
+pub(crate) fn is_meta_error(error: &ErrorObject) -> bool {
+    error.code == code::INVALID_PARAMS
+        && (error.message.starts_with(MISSING_META) || error.message.starts_with(INVALID_META))
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

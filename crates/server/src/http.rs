@@ -868,20 +868,9 @@ fn status_of_error(error: &ErrorObject) -> StatusCode {
         | code::MISSING_REQUIRED_CLIENT_CAPABILITY
         | code::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
         code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
-        code::INVALID_PARAMS if is_meta_error(error) => StatusCode::BAD_REQUEST,
+        code::INVALID_PARAMS if crate::dispatch::is_meta_error(error) => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     }
-}
-
-/// Whether a -32602 came from the dispatcher's `_meta` check (400 on HTTP)
-/// rather than from the method's own parameters (200).
-// TODO: recognises the dispatcher's messages; replace with a marker from the
-// dispatcher that says which stage rejected the request.
-fn is_meta_error(error: &ErrorObject) -> bool {
-    let message = error.message.as_str();
-    message.starts_with("Missing required request metadata")
-        || message.starts_with("Invalid _meta[")
-        || message.starts_with("_meta must be")
 }
 
 fn json_reply(message: &Message) -> Response {
