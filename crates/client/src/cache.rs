@@ -263,8 +263,8 @@ mod tests {
         let hit = cache.lookup(slot("", "b")).unwrap();
         assert!(!hit.fresh, "absent ttlMs means 0");
         assert!(
-            cache.lookup(slot("other", "b")).is_some(),
-            "same (empty) credentials"
+            cache.lookup(slot("other", "b")).is_none(),
+            "absent cacheScope means private"
         );
     }
 

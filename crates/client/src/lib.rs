@@ -5,6 +5,7 @@ mod client;
 mod digest;
 pub mod error;
 mod features;
+mod group;
 pub mod handlers;
 mod headers;
 mod listen;
@@ -17,6 +18,7 @@ pub mod transport;
 pub use cache::{Cache, Freshness};
 pub use client::{Client, ClientBuilder, Fetched};
 pub use error::{Error, Result, TransportError};
+pub use group::{ClientGroup, ClientGroupBuilder, GroupTool, GroupToolList, MAX_NAME_LEN};
 pub use listen::{ListenEvent, Subscription};
 pub use options::{NotificationSink, RequestNotification, RequestOptions};
 pub use safety::{

@@ -398,3 +398,44 @@ pub fn meta_of(request: &Request) -> Value {
         .cloned()
         .unwrap_or(Value::Null)
 }
+
+/// The tracing output of the whole test binary (a global subscriber, so
+/// concurrent tests cannot race on callsite interest). Search it for markers
+/// unique to your test.
+pub fn capture_logs() -> LogBuffer {
+    static BUFFER: std::sync::OnceLock<LogBuffer> = std::sync::OnceLock::new();
+    BUFFER
+        .get_or_init(|| {
+            let buffer = LogBuffer::default();
+            let writer = buffer.clone();
+            let subscriber = tracing_subscriber::fmt()
+                .with_writer(move || writer.clone())
+                .with_ansi(false)
+                .with_max_level(tracing::Level::TRACE)
+                .finish();
+            tracing::subscriber::set_global_default(subscriber).expect("one global subscriber");
+            buffer
+        })
+        .clone()
+}
+
+/// Captured log text.
+#[derive(Debug, Clone, Default)]
+pub struct LogBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl LogBuffer {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for LogBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
