@@ -344,6 +344,12 @@ impl Client {
     }
 
     /// After -32022: the version to retry with, or the error to give up with.
+    ///
+    /// The version may be the one just used: a server that lists it as
+    /// supported after refusing it (e.g. one replica behind a load balancer
+    /// not upgraded yet) gets one retry with it, as the spec asks ("select a
+    /// mutually supported version from the `supported` list and retry").
+    /// Callers retry once, so this cannot loop.
     pub(crate) fn renegotiate(&self, used: &str, error: Error) -> Result<String, Error> {
         let Error::Protocol {
             code: code::UNSUPPORTED_PROTOCOL_VERSION,
@@ -360,10 +366,11 @@ impl Client {
             .unwrap_or_default();
         let version = self.common_version(&theirs)?;
         if version == used {
-            return Err(error);
+            tracing::info!(server = %self.inner.name, version = used, "the server refused a version it lists as supported; retrying once");
+        } else {
+            tracing::info!(server = %self.inner.name, from = used, to = %version, "switching protocol version");
+            *write(&self.inner.version) = version.clone();
         }
-        tracing::info!(server = %self.inner.name, from = used, to = %version, "switching protocol version");
-        *write(&self.inner.version) = version.clone();
         Ok(version)
     }
 
