@@ -2,9 +2,9 @@
 //!
 //! Re-exports the protocol types, the schema layer, and (behind features) the
 //! server and client SDKs.
-pub use toolwire_protocol as protocol;
-pub use toolwire_schema as schema;
 #[cfg(feature = "client")]
 pub use toolwire_client as client;
+pub use toolwire_protocol as protocol;
+pub use toolwire_schema as schema;
 #[cfg(feature = "server")]
 pub use toolwire_server as server;

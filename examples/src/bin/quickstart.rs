@@ -119,10 +119,16 @@ fn parse_args() -> Result<Mode, String> {
     let mut mode = Mode::Stdio;
     while let Some(arg) = args.next() {
         let addr = match arg.as_str() {
-            "--http" => args.next().ok_or("--http needs an address, e.g. --http 127.0.0.1:8080")?,
+            "--http" => args
+                .next()
+                .ok_or("--http needs an address, e.g. --http 127.0.0.1:8080")?,
             other => match other.strip_prefix("--http=") {
                 Some(addr) => addr.to_owned(),
-                None => return Err(format!("unknown argument {other:?}; usage: quickstart [--http ADDR]")),
+                None => {
+                    return Err(format!(
+                        "unknown argument {other:?}; usage: quickstart [--http ADDR]"
+                    ));
+                }
             },
         };
         let addr = addr
@@ -147,7 +153,10 @@ async fn main() -> std::io::Result<()> {
         Mode::Http(addr) => {
             use toolwire::server::http::{HttpConfig, HttpServer};
             let http = HttpServer::bind(addr, build_server(), HttpConfig::new()).await?;
-            eprintln!("quickstart: serving MCP at http://{}/mcp (Ctrl-C to stop)", http.local_addr());
+            eprintln!(
+                "quickstart: serving MCP at http://{}/mcp (Ctrl-C to stop)",
+                http.local_addr()
+            );
             http.run_until(async {
                 let _ = tokio::signal::ctrl_c().await;
             })
