@@ -4,6 +4,9 @@
 //!
 //! Every tool, resource, prompt and behaviour the suite looks for is here, by
 //! the literal names it uses (see `../shared/conformance/FIXTURES.md`, Part A).
+//! The fixture client, for the client scenarios, is in [`client`].
+
+pub mod client;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
