@@ -1,11 +1,130 @@
-//! The `toolwire` program.
-use clap::Parser;
+//! The `toolwire` program: serve a demo MCP server, and discover, list, call,
+//! read and prompt any MCP (2026-07-28) server over HTTP or stdio.
 
-/// Serve, discover, list and call MCP (2026-07-28) servers.
+mod commands;
+mod connect;
+mod demo;
+mod failure;
+mod forms;
+mod kv;
+mod render;
+mod serve;
+mod terminal;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::failure::Failure;
+
+/// Serve, discover, list and call MCP (Model Context Protocol, revision
+/// 2026-07-28) servers.
+///
+/// Start the demo server in one terminal:
+///
+///   toolwire serve
+///
+/// then talk to it from another:
+///
+///   toolwire list http://127.0.0.1:8931/mcp
+///   toolwire call http://127.0.0.1:8931/mcp echo text=hello
+///
+/// A server reached over stdio is given as a command after `--`:
+///
+///   toolwire list -- toolwire serve --stdio
+///
+/// Exit codes: 0 success, 1 the tool reported an error, 2 protocol, transport
+/// or usage error, 3 denied (you answered no at a confirmation prompt).
 #[derive(Debug, Parser)]
-#[command(name = "toolwire", version, about)]
-struct Cli {}
+#[command(name = "toolwire", version, about, long_about, verbatim_doc_comment)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-fn main() {
-    let _cli = Cli::parse();
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the built-in demo server (HTTP on 127.0.0.1:8931/mcp, or stdio).
+    Serve(serve::ServeArgs),
+    /// Show what a server supports: versions, capabilities, instructions.
+    #[command(override_usage = "toolwire discover [OPTIONS] <SERVER>\n       \
+                                toolwire discover [OPTIONS] -- <COMMAND>...")]
+    Discover(commands::DiscoverArgs),
+    /// List a server's tools (or its resources and prompts).
+    #[command(override_usage = "toolwire list [OPTIONS] <SERVER>\n       \
+                                toolwire list [OPTIONS] -- <COMMAND>...")]
+    List(commands::ListArgs),
+    /// Call a tool, after showing it and its exact arguments and asking you.
+    #[command(
+        override_usage = "toolwire call [OPTIONS] <SERVER> <TOOL> [KEY=VALUE]...\n       \
+                          toolwire call [OPTIONS] <TOOL> [KEY=VALUE]... -- <COMMAND>...",
+        after_help = "Examples:\n  \
+            toolwire call http://127.0.0.1:8931/mcp echo text=hello\n  \
+            toolwire call http://127.0.0.1:8931/mcp stats 'numbers=[1,2,3.5]' --yes --json\n  \
+            toolwire call http://127.0.0.1:8931/mcp countdown --args '{\"seconds\": 3}'\n  \
+            toolwire call --yes echo text=hi -- toolwire serve --stdio"
+    )]
+    Call(commands::CallArgs),
+    /// Read a resource by URI.
+    #[command(override_usage = "toolwire read [OPTIONS] <SERVER> <URI>\n       \
+                                toolwire read [OPTIONS] <URI> -- <COMMAND>...")]
+    Read(commands::ReadArgs),
+    /// Get a prompt, filled in with arguments.
+    #[command(
+        override_usage = "toolwire prompt [OPTIONS] <SERVER> <NAME> [KEY=VALUE]...\n       \
+                                toolwire prompt [OPTIONS] <NAME> [KEY=VALUE]... -- <COMMAND>..."
+    )]
+    Prompt(commands::PromptArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let serving = matches!(cli.command, Command::Serve(_));
+    init_logging(serving);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("toolwire: cannot start the async runtime: {error}");
+            return ExitCode::from(Failure::PROTOCOL);
+        }
+    };
+    let outcome = runtime.block_on(run(cli.command));
+    // Blocking stdin reads may still be parked; do not wait for them.
+    runtime.shutdown_background();
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            failure.report();
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+async fn run(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::Serve(args) => serve::run(args).await,
+        Command::Discover(args) => commands::discover(args).await,
+        Command::List(args) => commands::list(args).await,
+        Command::Call(args) => commands::call(args).await,
+        Command::Read(args) => commands::read(args).await,
+        Command::Prompt(args) => commands::prompt(args).await,
+    }
+}
+
+/// Logs go to stderr (stdout carries results, or MCP messages under
+/// `serve --stdio`). `RUST_LOG` filters; the default shows the server's
+/// info lines when serving and only warnings otherwise.
+fn init_logging(serving: bool) {
+    use std::io::IsTerminal;
+    use tracing_subscriber::EnvFilter;
+    let default = if serving { "info" } else { "warn" };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
 }

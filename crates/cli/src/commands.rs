@@ -1,0 +1,482 @@
+//! The client commands: discover, list, call, read, prompt.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use clap::Args;
+use serde_json::{Map, Value, json};
+use toolwire::client::transport::BoxFuture;
+use toolwire::client::{Approval, ApprovalHook, ApprovalRequest, Error};
+
+use crate::connect::{ConnectArgs, Connection, Target};
+use crate::failure::{Failure, closest};
+use crate::render;
+use crate::terminal::Ui;
+
+/// `toolwire discover`.
+#[derive(Debug, Args)]
+pub struct DiscoverArgs {
+    /// The server's URL, e.g. http://127.0.0.1:8931/mcp (or give a stdio
+    /// server's command after `--`).
+    #[arg(value_name = "SERVER")]
+    words: Vec<String>,
+
+    #[command(flatten)]
+    connect: ConnectArgs,
+
+    /// A stdio server to spawn: the command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// `toolwire list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// The server's URL, e.g. http://127.0.0.1:8931/mcp (or give a stdio
+    /// server's command after `--`).
+    #[arg(value_name = "SERVER")]
+    words: Vec<String>,
+
+    /// List resources and resource templates (instead of tools).
+    #[arg(long)]
+    resources: bool,
+
+    /// List prompts (instead of tools).
+    #[arg(long)]
+    prompts: bool,
+
+    /// List tools, resources, resource templates and prompts.
+    #[arg(long, conflicts_with_all = ["resources", "prompts"])]
+    all: bool,
+
+    #[command(flatten)]
+    connect: ConnectArgs,
+
+    /// A stdio server to spawn: the command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// `toolwire call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The server's URL (left out when a stdio command follows `--`), the
+    /// tool's name, then its arguments as KEY=VALUE pairs. A value is read
+    /// as JSON when it parses (42, true, [1,2], {"a":1}) and as a string
+    /// otherwise; when the tool's inputSchema types the property, its type
+    /// decides (text=42 sends the string "42" to a string property).
+    #[arg(value_name = "SERVER TOOL KEY=VALUE")]
+    words: Vec<String>,
+
+    /// The arguments as one JSON object (or @FILE to read it from a file);
+    /// KEY=VALUE pairs are applied on top.
+    #[arg(long, value_name = "JSON")]
+    args: Option<String>,
+
+    /// Call without asking for confirmation (the tool and its arguments are
+    /// still shown unless --json).
+    #[arg(long, short = 'y')]
+    yes: bool,
+
+    #[command(flatten)]
+    connect: ConnectArgs,
+
+    /// A stdio server to spawn: the command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// `toolwire read`.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// The server's URL (left out when a stdio command follows `--`), then
+    /// the resource's URI (see `toolwire list --resources`).
+    #[arg(value_name = "SERVER URI")]
+    words: Vec<String>,
+
+    #[command(flatten)]
+    connect: ConnectArgs,
+
+    /// A stdio server to spawn: the command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// `toolwire prompt`.
+#[derive(Debug, Args)]
+pub struct PromptArgs {
+    /// The server's URL (left out when a stdio command follows `--`), the
+    /// prompt's name (see `toolwire list --prompts`), then its arguments as
+    /// KEY=VALUE pairs (prompt arguments are strings).
+    #[arg(value_name = "SERVER NAME KEY=VALUE")]
+    words: Vec<String>,
+
+    #[command(flatten)]
+    connect: ConnectArgs,
+
+    /// A stdio server to spawn: the command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// Runs `body` with a connection, then closes it whatever happened.
+async fn with_connection<F, Fut>(
+    target: Target,
+    args: &ConnectArgs,
+    confirm: Option<ConfirmSettings>,
+    body: F,
+) -> Result<(), Failure>
+where
+    F: FnOnce(Arc<Connection>) -> Fut,
+    Fut: std::future::Future<Output = Result<(), Failure>>,
+{
+    let ui = Arc::new(Ui::new());
+    let approval = confirm.map(|settings| Confirm {
+        ui: Arc::clone(&ui),
+        settings,
+    });
+    let connection = Arc::new(Connection::open(target, args, ui, approval)?);
+    let outcome = body(Arc::clone(&connection)).await;
+    connection.close().await;
+    outcome
+}
+
+pub async fn discover(args: DiscoverArgs) -> Result<(), Failure> {
+    let (target, rest) = Target::split(args.words, args.command)?;
+    no_more_words(&rest, "discover")?;
+    let json = args.connect.json;
+    with_connection(target, &args.connect, None, |conn| async move {
+        let discovered = match conn.client.discover().await {
+            Ok(d) => d.value,
+            Err(e) => return Err(conn.failure(e).await),
+        };
+        if json {
+            render::print_json(&discovered);
+        } else {
+            render::discover(&conn.target.describe(), &discovered);
+        }
+        Ok(())
+    })
+    .await
+}
+
+pub async fn list(args: ListArgs) -> Result<(), Failure> {
+    let (target, rest) = Target::split(args.words, args.command)?;
+    no_more_words(&rest, "list")?;
+    let json = args.connect.json;
+    let want_tools = args.all || !(args.resources || args.prompts);
+    let want_resources = args.all || args.resources;
+    let want_prompts = args.all || args.prompts;
+    with_connection(target, &args.connect, None, |conn| async move {
+        let server = conn.target.describe();
+        let mut out = Map::new();
+        if want_tools {
+            let list = match conn.client.list_tools_with(&conn.options()).await {
+                Ok(list) => list,
+                Err(e) => return Err(conn.failure(e).await),
+            };
+            for rejected in &list.rejected {
+                conn.ui.say(&conn.ui.warn(&format!(
+                    "warning: left out tool `{}`: {}",
+                    rejected.name, rejected.reason
+                )));
+            }
+            if json {
+                let tools: Vec<_> = list.tools.iter().map(|t| &t.tool).collect();
+                out.insert("tools".into(), json!(tools));
+            } else {
+                render::tools(&conn.ui, &server, &list.tools);
+            }
+        }
+        if want_resources {
+            let resources = match conn.client.list_resources().await {
+                Ok(r) => r.value,
+                Err(e) => return Err(conn.failure(e).await),
+            };
+            let templates = match conn.client.list_resource_templates().await {
+                Ok(t) => t.value,
+                Err(e) => return Err(conn.failure(e).await),
+            };
+            if json {
+                out.insert("resources".into(), json!(resources));
+                out.insert("resourceTemplates".into(), json!(templates));
+            } else {
+                render::resources(&server, &resources, &templates);
+            }
+        }
+        if want_prompts {
+            let prompts = match conn.client.list_prompts().await {
+                Ok(p) => p.value,
+                Err(e) => return Err(conn.failure(e).await),
+            };
+            if json {
+                out.insert("prompts".into(), json!(prompts));
+            } else {
+                render::prompts(&server, &prompts);
+            }
+        }
+        if json {
+            render::print_json(&out);
+        }
+        Ok(())
+    })
+    .await
+}
+
+pub async fn call(args: CallArgs) -> Result<(), Failure> {
+    let (target, mut rest) = Target::split(args.words, args.command)?;
+    if rest.is_empty() {
+        return Err(Failure::usage(
+            "no tool given: `toolwire call SERVER TOOL [KEY=VALUE]...` \
+             (see the tools with `toolwire list SERVER`)",
+        ));
+    }
+    let tool = rest.remove(0);
+    let pairs = rest;
+    let json = args.connect.json;
+    let confirm = ConfirmSettings {
+        yes: args.yes,
+        quiet: json,
+    };
+    let base = args.args;
+    with_connection(target, &args.connect, Some(confirm), |conn| async move {
+        let list = match conn.client.list_tools_with(&conn.options()).await {
+            Ok(list) => list,
+            Err(e) => return Err(conn.failure(e).await),
+        };
+        if let Some(rejected) = list.rejected.iter().find(|r| r.name == tool) {
+            return Err(Failure::protocol(format!(
+                "tool `{tool}` cannot be called: its definition breaks a rule ({})",
+                rejected.reason
+            )));
+        }
+        let Some(info) = list.tools.iter().find(|t| t.tool.name == tool) else {
+            return Err(unknown_tool(&conn.target, &tool, &list));
+        };
+        let arguments =
+            crate::kv::arguments(base.as_deref(), &pairs, Some(&info.tool.input_schema))
+                .map_err(Failure::usage)?;
+        let outcome = conn
+            .client
+            .call_tool_with(&tool, Value::Object(arguments), &conn.options())
+            .await;
+        conn.ui.clear_progress();
+        match outcome {
+            Ok(result) => {
+                if json {
+                    render::print_json(&result);
+                } else {
+                    render::call_result(&result);
+                }
+                Ok(())
+            }
+            Err(Error::ToolExecution { tool, result }) => {
+                if json {
+                    render::print_json(&result);
+                }
+                let text = crate::connect::text_of(&result.content);
+                Err(Failure::new(
+                    Failure::TOOL,
+                    format!("tool `{tool}` reported an error: {text}"),
+                ))
+            }
+            Err(e) => Err(conn.failure(e).await),
+        }
+    })
+    .await
+}
+
+fn unknown_tool(target: &Target, tool: &str, list: &toolwire::client::ToolList) -> Failure {
+    let names: Vec<String> = list.tools.iter().map(|t| t.tool.name.clone()).collect();
+    let server = target.describe();
+    if names.is_empty() {
+        return Failure::protocol(format!("{server} has no tool `{tool}`: it offers no tools"));
+    }
+    let near: Vec<String> = closest(tool, &names, 3)
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect();
+    Failure::protocol(format!(
+        "{server} has no tool `{tool}`; did you mean {}?",
+        near.join(", ")
+    ))
+    .hint(format!(
+        "`toolwire list` shows all {} tools; names are case-sensitive",
+        names.len()
+    ))
+}
+
+pub async fn read(args: ReadArgs) -> Result<(), Failure> {
+    let (target, mut rest) = Target::split(args.words, args.command)?;
+    if rest.is_empty() {
+        return Err(Failure::usage(
+            "no resource URI given: `toolwire read SERVER URI` \
+             (see the resources with `toolwire list SERVER --resources`)",
+        ));
+    }
+    let uri = rest.remove(0);
+    no_more_words(&rest, "read")?;
+    let json = args.connect.json;
+    with_connection(target, &args.connect, None, |conn| async move {
+        let result = match conn.client.read_resource_with(&uri, &conn.options()).await {
+            Ok(r) => r.value,
+            Err(e) => return Err(conn.failure(e).await),
+        };
+        conn.ui.clear_progress();
+        if json {
+            render::print_json(&result);
+        } else {
+            render::read_result(&result);
+        }
+        Ok(())
+    })
+    .await
+}
+
+pub async fn prompt(args: PromptArgs) -> Result<(), Failure> {
+    let (target, mut rest) = Target::split(args.words, args.command)?;
+    if rest.is_empty() {
+        return Err(Failure::usage(
+            "no prompt name given: `toolwire prompt SERVER NAME [KEY=VALUE]...` \
+             (see the prompts with `toolwire list SERVER --prompts`)",
+        ));
+    }
+    let name = rest.remove(0);
+    let mut arguments = BTreeMap::new();
+    for pair in rest {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(Failure::usage(format!("{pair:?} is not a KEY=VALUE pair")));
+        };
+        arguments.insert(key.to_owned(), value.to_owned());
+    }
+    let json = args.connect.json;
+    with_connection(target, &args.connect, None, |conn| async move {
+        let result = match conn
+            .client
+            .get_prompt_with(&name, arguments, &conn.options())
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return Err(conn.failure(e).await),
+        };
+        conn.ui.clear_progress();
+        if json {
+            render::print_json(&result);
+        } else {
+            render::prompt_result(&result);
+        }
+        Ok(())
+    })
+    .await
+}
+
+fn no_more_words(rest: &[String], command: &str) -> Result<(), Failure> {
+    match rest.first() {
+        None => Ok(()),
+        Some(extra) => Err(Failure::usage(format!(
+            "unexpected {extra:?}: `toolwire {command}` takes only the server \
+             (a URL, or a command after `--`)"
+        ))),
+    }
+}
+
+/// The confirmation before every call: shows the tool, its annotations
+/// (marked untrusted unless trusted) and the exact arguments, then asks.
+#[derive(Debug, Clone)]
+pub struct Confirm {
+    ui: Arc<Ui>,
+    settings: ConfirmSettings,
+}
+
+/// Whether to ask, and whether to say anything when not asking.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfirmSettings {
+    /// `--yes`: call without asking.
+    yes: bool,
+    /// `--json`: print nothing but the result.
+    quiet: bool,
+}
+
+impl ApprovalHook for Confirm {
+    fn approve(&self, request: ApprovalRequest<'_>) -> BoxFuture<'static, Approval> {
+        let ui = Arc::clone(&self.ui);
+        let arguments = serde_json::to_string_pretty(request.arguments).unwrap_or_default();
+        if self.settings.yes {
+            if !self.settings.quiet {
+                let compact = serde_json::to_string(request.arguments).unwrap_or_default();
+                ui.say(&ui.dim(&format!(
+                    "calling `{}` on {} with {compact}",
+                    request.tool, request.server
+                )));
+            }
+            return Box::pin(async { Approval::Allow });
+        }
+        let mut lines = Vec::new();
+        let mut destructive = false;
+        lines.push(format!(
+            "Tool {} on {}",
+            ui.bold(request.tool),
+            request.server
+        ));
+        if let Some(info) = request.info {
+            if let Some(title) = &info.tool.title {
+                lines.push(format!("  title: {title}"));
+            }
+            if let Some(description) = &info.tool.description {
+                for line in description.lines() {
+                    lines.push(format!("  {line}"));
+                }
+            }
+            if let Some(annotations) = render::annotations_line(info) {
+                lines.push(format!("  {annotations}"));
+            }
+            destructive = render::claims_destructive(info);
+            if destructive {
+                lines.push(ui.danger(
+                    "  DESTRUCTIVE: the server says this tool may delete or overwrite data",
+                ));
+            } else if info.untrusted_annotations().is_none() {
+                lines.push(ui.dim("  no annotations: nothing is claimed about what it changes"));
+            }
+            if let Some(problem) = schema_problem(&info.tool.input_schema, request.arguments) {
+                lines.push(ui.warn(&format!(
+                    "  these arguments do not match the tool's inputSchema; the server will likely refuse them:\n{problem}"
+                )));
+            }
+        }
+        lines.push("Arguments (exactly as sent):".to_owned());
+        for line in arguments.lines() {
+            lines.push(format!("  {line}"));
+        }
+        for line in &lines {
+            ui.say(line);
+        }
+        let question = if destructive {
+            ui.danger(&format!("Call the destructive tool {}?", request.tool))
+        } else {
+            format!("Call {}?", request.tool)
+        };
+        Box::pin(async move {
+            if ui.confirm(&question).await {
+                Approval::Allow
+            } else {
+                Approval::Deny("you answered no at the confirmation prompt".to_owned())
+            }
+        })
+    }
+}
+
+/// The violations of the input schema, indented, if any.
+fn schema_problem(schema: &Map<String, Value>, arguments: &Map<String, Value>) -> Option<String> {
+    let compiled =
+        toolwire::schema::CompiledSchema::compile(&Value::Object(schema.clone())).ok()?;
+    let errors = compiled.validate(&Value::Object(arguments.clone())).err()?;
+    Some(
+        errors
+            .to_string()
+            .lines()
+            .map(|l| format!("    {l}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}

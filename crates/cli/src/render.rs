@@ -1,0 +1,400 @@
+//! Human-readable output: tools, results, resources, prompts.
+
+use serde_json::{Map, Value};
+use toolwire::client::ToolInfo;
+use toolwire::protocol::{
+    CallToolResult, ContentBlock, DiscoverResult, GetPromptResult, Prompt, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, Role, ToolAnnotations,
+};
+
+use crate::terminal::Ui;
+
+/// Prints JSON on stdout, pretty.
+pub fn print_json(value: &impl serde::Serialize) {
+    match serde_json::to_string_pretty(value) {
+        Ok(text) => println!("{text}"),
+        Err(e) => eprintln!("toolwire: cannot print JSON: {e}"),
+    }
+}
+
+/// What the annotations say, in words, marked untrusted unless trusted.
+pub fn annotations_line(info: &ToolInfo) -> Option<String> {
+    let annotations = info.untrusted_annotations()?;
+    let words = annotation_words(annotations);
+    if words.is_empty() {
+        return None;
+    }
+    let trust = if info.annotations_trusted {
+        "trusted"
+    } else {
+        "untrusted"
+    };
+    Some(format!("annotations ({trust}): {}", words.join(", ")))
+}
+
+fn annotation_words(a: &ToolAnnotations) -> Vec<&'static str> {
+    let mut words = Vec::new();
+    match a.read_only_hint {
+        Some(true) => words.push("read-only"),
+        Some(false) => words.push("modifies its environment"),
+        None => {}
+    }
+    match a.destructive_hint {
+        Some(true) => words.push("destructive"),
+        Some(false) => words.push("not destructive"),
+        None => {}
+    }
+    match a.idempotent_hint {
+        Some(true) => words.push("idempotent"),
+        Some(false) => words.push("not idempotent"),
+        None => {}
+    }
+    match a.open_world_hint {
+        Some(true) => words.push("open world"),
+        Some(false) => words.push("closed world"),
+        None => {}
+    }
+    words
+}
+
+/// True when the server itself says the tool is destructive. A claim of
+/// danger is believed even from an untrusted server.
+pub fn claims_destructive(info: &ToolInfo) -> bool {
+    info.untrusted_annotations()
+        .is_some_and(|a| a.destructive_hint == Some(true) && a.read_only_hint != Some(true))
+}
+
+/// `name (type, required)` for each property of an input schema.
+pub fn arguments_line(schema: &Map<String, Value>) -> Option<String> {
+    let properties = schema.get("properties")?.as_object()?;
+    if properties.is_empty() {
+        return None;
+    }
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let parts: Vec<String> = properties
+        .iter()
+        .map(|(name, property)| {
+            let kind = type_name(property);
+            if required.contains(&name.as_str()) {
+                format!("{name} ({kind}, required)")
+            } else {
+                format!("{name} ({kind})")
+            }
+        })
+        .collect();
+    Some(parts.join(", "))
+}
+
+fn type_name(property: &Value) -> String {
+    match property.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("|"),
+        _ if property.get("enum").is_some() => "enum".into(),
+        _ => "any".into(),
+    }
+}
+
+/// The tool list.
+pub fn tools(ui: &Ui, server: &str, tools: &[ToolInfo]) {
+    println!(
+        "{} tool{} on {server}:",
+        tools.len(),
+        if tools.len() == 1 { "" } else { "s" }
+    );
+    for info in tools {
+        let tool = &info.tool;
+        let mut head = format!("  {}", ui_bold_stdout(ui, &tool.name));
+        if let Some(title) = &tool.title {
+            head.push_str(&format!(" ({title})"));
+        }
+        if let Some(description) = &tool.description {
+            head.push_str(&format!(" — {}", first_line(description)));
+        }
+        if claims_destructive(info) {
+            head.push_str(&format!("  {}", ui_danger_stdout(ui, "[destructive]")));
+        }
+        println!("{head}");
+        if let Some(arguments) = arguments_line(&tool.input_schema) {
+            println!("      arguments: {arguments}");
+        }
+        if tool.output_schema.is_some() {
+            println!("      returns structured content (has an outputSchema)");
+        }
+        if let Some(line) = annotations_line(info) {
+            println!("      {line}");
+        }
+    }
+}
+
+// Colour on stdout only when stdout is a terminal too.
+fn stdout_color() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn ui_bold_stdout(ui: &Ui, text: &str) -> String {
+    if stdout_color() {
+        ui.bold(text)
+    } else {
+        text.to_owned()
+    }
+}
+
+fn ui_danger_stdout(ui: &Ui, text: &str) -> String {
+    if stdout_color() {
+        ui.danger(text)
+    } else {
+        text.to_owned()
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+/// A tool result: text as is, structured content as pretty JSON, other
+/// content summarised.
+pub fn call_result(result: &CallToolResult) {
+    let structured = result.structured_content.as_ref();
+    for block in &result.content {
+        if let (ContentBlock::Text(text), Some(structured)) = (block, structured) {
+            // The text twin of structuredContent is shown once, below.
+            if serde_json::from_str::<Value>(&text.text).ok().as_ref() == Some(structured) {
+                continue;
+            }
+        }
+        println!("{}", content_text(block));
+    }
+    if let Some(structured) = structured {
+        match serde_json::to_string_pretty(structured) {
+            Ok(text) => println!("{text}"),
+            Err(_) => println!("{structured}"),
+        }
+    }
+}
+
+/// One content block as text.
+pub fn content_text(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(t) => t.text.clone(),
+        ContentBlock::Image(i) => {
+            format!("[image, {}, {} bytes]", i.mime_type, base64_len(&i.data))
+        }
+        ContentBlock::Audio(a) => {
+            format!("[audio, {}, {} bytes]", a.mime_type, base64_len(&a.data))
+        }
+        ContentBlock::ResourceLink(link) => {
+            let mut text = format!("[resource link: {}", link.uri);
+            if let Some(description) = &link.description {
+                text.push_str(&format!(" — {description}"));
+            }
+            text.push(']');
+            text
+        }
+        ContentBlock::Resource(embedded) => contents_text(&embedded.resource),
+    }
+}
+
+fn contents_text(contents: &ResourceContents) -> String {
+    match contents {
+        ResourceContents::Text(t) => t.text.clone(),
+        ResourceContents::Blob(b) => format!(
+            "[{}: {}, {} bytes; use --json to get the base64 data]",
+            b.uri,
+            b.mime_type.as_deref().unwrap_or("binary"),
+            base64_len(&b.blob)
+        ),
+    }
+}
+
+fn base64_len(data: &str) -> usize {
+    let padding = data.bytes().rev().take_while(|b| *b == b'=').count();
+    (data.len() / 4 * 3).saturating_sub(padding)
+}
+
+/// `server/discover`.
+pub fn discover(server: &str, result: &DiscoverResult) {
+    let info = result
+        .meta
+        .as_ref()
+        .and_then(|m| m.server_info())
+        .and_then(Result::ok);
+    match info {
+        Some(info) => {
+            let title = info
+                .title
+                .as_ref()
+                .map(|t| format!(" ({t})"))
+                .unwrap_or_default();
+            println!("Server: {} {}{title} at {server}", info.name, info.version);
+            if let Some(description) = &info.description {
+                println!("  {description}");
+            }
+        }
+        None => println!("Server at {server}"),
+    }
+    println!(
+        "Protocol versions: {}",
+        result.supported_versions.join(", ")
+    );
+    let caps = &result.capabilities;
+    let mut offered = Vec::new();
+    if let Some(tools) = &caps.tools {
+        offered.push(with_list_changed("tools", tools.list_changed));
+    }
+    if let Some(resources) = &caps.resources {
+        let mut text = "resources".to_owned();
+        let mut extras = Vec::new();
+        if resources.subscribe == Some(true) {
+            extras.push("subscribe");
+        }
+        if resources.list_changed == Some(true) {
+            extras.push("listChanged");
+        }
+        if !extras.is_empty() {
+            text.push_str(&format!(" ({})", extras.join(", ")));
+        }
+        offered.push(text);
+    }
+    if let Some(prompts) = &caps.prompts {
+        offered.push(with_list_changed("prompts", prompts.list_changed));
+    }
+    if caps.completions.is_some() {
+        offered.push("completions".into());
+    }
+    if caps.logging.is_some() {
+        offered.push("logging".into());
+    }
+    if let Some(extensions) = &caps.extensions {
+        for name in extensions.keys() {
+            offered.push(format!("extension {name}"));
+        }
+    }
+    println!(
+        "Capabilities: {}",
+        if offered.is_empty() {
+            "none".to_owned()
+        } else {
+            offered.join(", ")
+        }
+    );
+    if let Some(instructions) = &result.instructions {
+        println!("Instructions:");
+        for line in instructions.lines() {
+            println!("  {line}");
+        }
+    }
+}
+
+fn with_list_changed(name: &str, list_changed: Option<bool>) -> String {
+    if list_changed == Some(true) {
+        format!("{name} (listChanged)")
+    } else {
+        name.to_owned()
+    }
+}
+
+pub fn resources(server: &str, resources: &[Resource], templates: &[ResourceTemplate]) {
+    println!(
+        "{} resource{} on {server}:",
+        resources.len(),
+        if resources.len() == 1 { "" } else { "s" }
+    );
+    for resource in resources {
+        let mut line = format!("  {}  {}", resource.uri, resource.name);
+        if let Some(description) = &resource.description {
+            line.push_str(&format!(" — {}", first_line(description)));
+        }
+        println!("{line}");
+    }
+    if !templates.is_empty() {
+        println!("{} resource template(s):", templates.len());
+        for template in templates {
+            let mut line = format!("  {}  {}", template.uri_template, template.name);
+            if let Some(description) = &template.description {
+                line.push_str(&format!(" — {}", first_line(description)));
+            }
+            println!("{line}");
+        }
+    }
+}
+
+pub fn prompts(server: &str, prompts: &[Prompt]) {
+    println!(
+        "{} prompt{} on {server}:",
+        prompts.len(),
+        if prompts.len() == 1 { "" } else { "s" }
+    );
+    for prompt in prompts {
+        let mut line = format!("  {}", prompt.name);
+        if let Some(description) = &prompt.description {
+            line.push_str(&format!(" — {}", first_line(description)));
+        }
+        println!("{line}");
+        if let Some(arguments) = &prompt.arguments {
+            let parts: Vec<String> = arguments
+                .iter()
+                .map(|a| {
+                    if a.required == Some(true) {
+                        format!("{} (required)", a.name)
+                    } else {
+                        a.name.clone()
+                    }
+                })
+                .collect();
+            if !parts.is_empty() {
+                println!("      arguments: {}", parts.join(", "));
+            }
+        }
+    }
+}
+
+pub fn read_result(result: &ReadResourceResult) {
+    for contents in &result.contents {
+        println!("{}", contents_text(contents));
+    }
+}
+
+pub fn prompt_result(result: &GetPromptResult) {
+    if let Some(description) = &result.description {
+        println!("# {description}");
+    }
+    for message in &result.messages {
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        println!("[{role}] {}", content_text(&message.content));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_summarised() {
+        let schema = json!({"type": "object", "properties": {
+            "text": {"type": "string"}, "n": {"type": ["integer", "null"]}
+        }, "required": ["text"]});
+        assert_eq!(
+            arguments_line(schema.as_object().unwrap()).unwrap(),
+            "text (string, required), n (integer|null)"
+        );
+    }
+
+    #[test]
+    fn base64_lengths() {
+        assert_eq!(base64_len("aGk="), 2);
+        assert_eq!(base64_len("aGVsbG8h"), 6);
+    }
+}

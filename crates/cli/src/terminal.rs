@@ -1,0 +1,178 @@
+//! Talking to the person at the terminal: answers read from stdin line by
+//! line (so tests and scripts can pipe them), prompts and progress on
+//! stderr, colour only when stderr is a terminal.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::Value;
+use toolwire::protocol::{LoggingMessageNotificationParams, ProgressNotificationParams};
+
+/// Reads one line from stdin without blocking the runtime; `None` at EOF.
+pub async fn read_line() -> Option<String> {
+    let read = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        match std::io::stdin().lock().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line.trim_end_matches(['\r', '\n']).to_owned()),
+        }
+    });
+    read.await.ok().flatten()
+}
+
+/// When answers come from a pipe rather than a person, shows them after
+/// the prompt so stderr reads like a transcript (EOF shows as `<end of input>`).
+pub fn echo_piped(answer: Option<&str>) {
+    if std::io::stdin().is_terminal() {
+        return;
+    }
+    match answer {
+        Some(answer) => eprintln!("{answer}"),
+        None => eprintln!("<end of input>"),
+    }
+}
+
+/// Shared terminal state: colours, and the progress bar of the request in
+/// flight (hidden while a prompt is shown).
+#[derive(Debug)]
+pub struct Ui {
+    color: bool,
+    bar: Mutex<Option<ProgressBar>>,
+}
+
+impl Ui {
+    pub fn new() -> Self {
+        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Ui {
+            color,
+            bar: Mutex::new(None),
+        }
+    }
+
+    /// Red and bold, for dangerous things.
+    pub fn danger(&self, text: &str) -> String {
+        self.paint("1;31", text)
+    }
+
+    /// Yellow, for warnings.
+    pub fn warn(&self, text: &str) -> String {
+        self.paint("33", text)
+    }
+
+    /// Bold.
+    pub fn bold(&self, text: &str) -> String {
+        self.paint("1", text)
+    }
+
+    /// Dim, for secondary details.
+    pub fn dim(&self, text: &str) -> String {
+        self.paint("2", text)
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    /// Prints a line on stderr without tearing the progress bar.
+    pub fn say(&self, line: &str) {
+        let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+        match bar.as_ref() {
+            Some(bar) => bar.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    /// Writes a prompt (no newline) on stderr, after clearing any progress bar.
+    pub fn ask(&self, prompt: &str) {
+        self.clear_progress();
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(stderr, "{prompt}");
+        let _ = stderr.flush();
+    }
+
+    /// Asks a yes/no question; only "y" or "yes" accepts, and EOF says no.
+    pub async fn confirm(&self, question: &str) -> bool {
+        self.ask(&format!("{question} [y/N] "));
+        let answer = read_line().await;
+        echo_piped(answer.as_deref());
+        matches!(
+            answer.map(|a| a.trim().to_ascii_lowercase()).as_deref(),
+            Some("y" | "yes")
+        )
+    }
+
+    /// Shows a progress notification: a bar when the total is known, a
+    /// spinner otherwise. Hidden by indicatif when stderr is not a terminal.
+    pub fn progress(&self, params: &ProgressNotificationParams) {
+        let mut slot = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+        let bar = slot.get_or_insert_with(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        match params.total {
+            Some(total) if total > 0.0 => {
+                if bar.length().is_none() {
+                    bar.set_style(
+                        ProgressStyle::with_template("{spinner} [{bar:30}] {percent:>3}% {msg}")
+                            .unwrap_or_else(|_| ProgressStyle::default_bar())
+                            .progress_chars("=> "),
+                    );
+                }
+                bar.set_length(1000);
+                let fraction = (params.progress / total).clamp(0.0, 1.0);
+                bar.set_position((fraction * 1000.0).round() as u64);
+            }
+            _ => {
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner} {msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+            }
+        }
+        let message = match (&params.message, params.total) {
+            (Some(message), _) => message.clone(),
+            (None, Some(_)) => String::new(),
+            (None, None) => format!("{} done", params.progress),
+        };
+        bar.set_message(message);
+    }
+
+    /// Prints a server log message on stderr.
+    pub fn log(&self, params: &LoggingMessageNotificationParams) {
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let data = match &params.data {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let logger = params
+            .logger
+            .as_deref()
+            .map(|l| format!(" {l}:"))
+            .unwrap_or_default();
+        let line = format!("[server {level}]{logger} {data}");
+        let line = match params.level {
+            l if l >= toolwire::protocol::LoggingLevel::Error => self.danger(&line),
+            l if l >= toolwire::protocol::LoggingLevel::Warning => self.warn(&line),
+            _ => self.dim(&line),
+        };
+        self.say(&line);
+    }
+
+    /// Removes the progress bar (the next notification starts a new one).
+    pub fn clear_progress(&self) {
+        let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Running the real `toolwire` binary: a `toolwire serve` child on a free
+//! port, and client commands with piped stdin. Every wait is bounded and
+//! every child is killed when its guard drops.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_toolwire")
+}
+
+/// Longest any single command may run before the test fails.
+pub const COMMAND_LIMIT: Duration = Duration::from_secs(60);
+
+/// A `toolwire serve --http 127.0.0.1:0` child; killed on drop.
+pub struct Served {
+    child: Child,
+    pub url: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Served {
+    /// Starts the demo server with extra `serve` flags and waits (bounded)
+    /// for the line that says where it listens.
+    pub fn start(extra: &[&str]) -> Served {
+        let mut child = Command::new(bin())
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn toolwire serve");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let lines = Arc::clone(&log);
+        thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = listening_url(&line) {
+                    let _ = tx.send(url);
+                }
+                lines.lock().unwrap().push(line);
+            }
+        });
+        let url = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(url) => url,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "toolwire serve did not say where it listens within 30 s; stderr:\n{}",
+                    log.lock().unwrap().join("\n")
+                );
+            }
+        };
+        Served { child, url, log }
+    }
+
+    /// Everything the server wrote on stderr so far.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits (bounded) until a stderr line contains `needle`.
+    pub fn wait_for_log(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(line) = self.log().into_iter().find(|l| l.contains(needle)) {
+                return line;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server never logged {needle:?}; its stderr:\n{}",
+                self.log().join("\n")
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits (bounded) for the server to exit by itself.
+    pub fn wait_exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("the server did not exit within 30 s");
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The URL in `toolwire: serving the demo MCP server at URL (...)`.
+fn listening_url(line: &str) -> Option<String> {
+    let rest = line.split("serving the demo MCP server at ").nth(1)?;
+    Some(rest.split_whitespace().next()?.to_owned())
+}
+
+/// What a finished command printed, and how it ended.
+#[derive(Debug)]
+pub struct Ran {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Ran {
+    /// Stdout parsed as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// Asserts the exit code, showing the output when it differs.
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "exit code; stdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+}
+
+/// Runs `toolwire args...` with `input` on stdin; killed after [`COMMAND_LIMIT`].
+pub fn toolwire(args: &[&str], input: &str) -> Ran {
+    run_with_env(args, input, &[])
+}
+
+/// Like [`toolwire`], with extra environment variables.
+pub fn run_with_env(args: &[&str], input: &str, env: &[(&str, &str)]) -> Ran {
+    let mut command = Command::new(bin());
+    command
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("TOOLWIRE_BEARER")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().expect("spawn toolwire");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = input.to_owned();
+    // The command may exit without reading everything: ignore broken pipes.
+    let writer = thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let stdout = drain(child.stdout.take().expect("piped stdout"));
+    let stderr = drain(child.stderr.take().expect("piped stderr"));
+    let deadline = Instant::now() + COMMAND_LIMIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "`toolwire {}` did not finish within {COMMAND_LIMIT:?}",
+                args.join(" ")
+            );
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    let _ = writer.join();
+    Ran {
+        code: status.code(),
+        stdout: stdout
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_default(),
+        stderr: stderr
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_default(),
+    }
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        let _ = tx.send(text);
+    });
+    rx
+}
+
+/// A loopback port nothing listens on (bound, then released).
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
