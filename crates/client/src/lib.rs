@@ -1,4 +1,66 @@
-//! The toolwire client SDK.
+//! The toolwire client SDK: call tools on any MCP 2026-07-28 server, safely.
+//!
+//! A [`Client`] talks to one server over a [`transport`]: Streamable HTTP
+//! ([`transport::HttpTransport`]) or stdio to a child process
+//! ([`transport::StdioTransport`]). Every request carries the `_meta` the
+//! protocol requires (version, the capabilities of the handlers installed,
+//! client info); an unsupported version is retried once with one both sides
+//! speak.
+//!
+//! What the client does for the application:
+//!
+//! - **Typed calls**: [`Client::list_tools`] (every page), [`Client::call_tool`],
+//!   resources, prompts, completion, and [`Client::listen`] as a stream of
+//!   [`ListenEvent`]s. Errors tell apart protocol errors, tool execution
+//!   errors (`isError`), transport failures, timeouts and cancellation
+//!   ([`Error`]).
+//! - **Caching** of lists, reads and discovery by `ttlMs` and `cacheScope`,
+//!   each page on its own, `private` entries per credentials, invalidated by
+//!   list-changed notifications, stale results served (and flagged
+//!   [`Freshness::Stale`]) when a refetch fails.
+//! - **Multi round-trip requests**: `input_required` results are answered by
+//!   the application's elicitation, sampling and roots [`handlers`] and
+//!   retried, up to a bounded number of rounds.
+//! - **Safety**: an [`ApprovalHook`] before every `tools/call`, annotations
+//!   untrusted unless the server is trusted ([`ToolInfo`]), `structuredContent`
+//!   checked against the tool's `outputSchema`, timeouts with a hard maximum,
+//!   and an [`AuditRecord`] for every call (also a `toolwire::audit` tracing event).
+//! - **`x-mcp-header`** on HTTP: arguments mirrored into `Mcp-Param-*`
+//!   headers; tools whose annotations break the rules are left out.
+//! - **Aggregation**: a [`ClientGroup`] lists many servers' tools under
+//!   prefixed, unique names and routes calls back.
+//!
+//! ```no_run
+//! use serde_json::json;
+//! use toolwire_client::{Approval, ApprovalRequest, Client, Error};
+//! use toolwire_client::transport::StdioTransport;
+//! use toolwire_protocol::{ElicitRequestParams, ElicitResult};
+//!
+//! # async fn run() -> Result<(), Error> {
+//! let client = Client::builder(StdioTransport::command("my-mcp-server").build())
+//!     .name("files")
+//!     .elicitation(|params: ElicitRequestParams, _cx| async move {
+//!         println!("server asks: {}", params.message());
+//!         Ok(ElicitResult::decline())
+//!     })
+//!     .approval(|req: ApprovalRequest<'_>| {
+//!         let read_only = req.info.is_some_and(|t| t.is_read_only());
+//!         async move { if read_only { Approval::Allow } else { Approval::Deny("ask the user first".into()) } }
+//!     })
+//!     .build();
+//! for tool in client.list_tools().await?.tools {
+//!     println!("{}: {:?}", tool.name(), tool.tool.description);
+//! }
+//! match client.call_tool("read_file", json!({"path": "README.md"})).await {
+//!     Ok(result) => println!("{:?}", result.content),
+//!     Err(Error::ToolExecution { result, .. }) => println!("tool failed: {:?}", result.content),
+//!     Err(other) => return Err(other),
+//! }
+//! client.close().await;
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
 
 mod cache;
 mod client;
