@@ -171,7 +171,7 @@ pub async fn list(args: ListArgs) -> Result<(), Failure> {
         let server = conn.target.describe();
         let mut out = Map::new();
         if want_tools {
-            let list = match conn.client.list_tools_with(&conn.options()).await {
+            let list = match conn.client.list_tools().await {
                 Ok(list) => list,
                 Err(e) => return Err(conn.failure(e).await),
             };
@@ -240,7 +240,7 @@ pub async fn call(args: CallArgs) -> Result<(), Failure> {
     };
     let base = args.args;
     with_connection(target, &args.connect, Some(confirm), |conn| async move {
-        let list = match conn.client.list_tools_with(&conn.options()).await {
+        let list = match conn.client.list_tools().await {
             Ok(list) => list,
             Err(e) => return Err(conn.failure(e).await),
         };

@@ -530,3 +530,28 @@ fn a_foreign_origin_is_refused_unless_allowed() {
         refused.stderr
     );
 }
+
+#[test]
+fn a_timeout_says_how_to_wait_longer() {
+    let server = Served::start(&[]);
+    let ran = toolwire(
+        &[
+            "call",
+            &server.url,
+            "countdown",
+            "seconds=2",
+            "step_ms=5000",
+            "--yes",
+            "--timeout",
+            "0.3",
+        ],
+        "",
+    );
+    ran.expect_code(2);
+    assert!(
+        ran.stderr.contains("did not answer within"),
+        "{}",
+        ran.stderr
+    );
+    assert!(ran.stderr.contains("--timeout SECS"), "{}", ran.stderr);
+}

@@ -135,3 +135,18 @@ fn a_url_that_is_not_a_url_explains_the_stdio_form() {
         nothing.stderr
     );
 }
+
+#[test]
+fn a_server_of_an_older_revision_is_named() {
+    // Answers every request (the first has id 1) with -32022, listing only
+    // an older version.
+    let script = r#"while read -r line; do echo '{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2025-06-18"],"requested":"2026-07-28"}}}'; done"#;
+    let ran = toolwire(&["list", "--", "sh", "-c", script], "");
+    ran.expect_code(2);
+    assert!(
+        ran.stderr
+            .contains("the server speaks an older MCP revision (2025-06-18)"),
+        "{}",
+        ran.stderr
+    );
+}
