@@ -189,6 +189,9 @@ pub enum TransportError {
     /// The transport was shut down.
     #[error("transport is shut down")]
     Shutdown,
+    /// The server requires authorization and it could not be obtained.
+    #[error("{0}")]
+    Auth(#[from] crate::auth::AuthError),
 }
 
 /// Shorthand for results of client operations.

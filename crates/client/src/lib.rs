@@ -62,6 +62,7 @@
 
 #![warn(missing_docs)]
 
+pub mod auth;
 mod cache;
 mod client;
 mod digest;

@@ -43,6 +43,7 @@ struct HttpInner {
     headers: HeaderMap,
     credentials_key: String,
     max_message_bytes: usize,
+    oauth: Option<crate::auth::Session>,
 }
 
 /// Configures an [`HttpTransport`].
@@ -52,6 +53,7 @@ pub struct HttpTransportBuilder {
     client: Option<reqwest::Client>,
     headers: Vec<(String, String)>,
     max_message_bytes: usize,
+    oauth: Option<crate::auth::OAuth>,
 }
 
 impl HttpTransport {
@@ -62,6 +64,7 @@ impl HttpTransport {
             client: None,
             headers: Vec::new(),
             max_message_bytes: 16 * 1024 * 1024,
+            oauth: None,
         }
     }
 
@@ -95,6 +98,13 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// Authorizes with OAuth 2.1 when the server answers `401` (see
+    /// [`auth`](crate::auth)); the token is sent on every request.
+    pub fn oauth(mut self, oauth: crate::auth::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
     /// Checks the URL and headers and makes the transport.
     pub fn build(self) -> Result<HttpTransport, TransportError> {
         let url = reqwest::Url::parse(&self.url)
@@ -123,6 +133,7 @@ impl HttpTransportBuilder {
         };
         Ok(HttpTransport {
             inner: Arc::new(HttpInner {
+                oauth: self.oauth.map(|o| o.session(url.clone())),
                 url,
                 client,
                 headers,
@@ -147,7 +158,10 @@ impl Transport for HttpTransport {
     }
 
     fn credentials_key(&self) -> String {
-        self.inner.credentials_key.clone()
+        match &self.inner.oauth {
+            Some(session) => session.credentials_key(),
+            None => self.inner.credentials_key.clone(),
+        }
     }
 }
 
@@ -156,14 +170,21 @@ impl HttpInner {
         let headers = self.request_headers(&outgoing)?;
         let body = serde_json::to_vec(&Message::Request(outgoing.request))
             .map_err(|e| TransportError::Malformed(e.to_string()))?;
-        let response = self
-            .client
-            .post(self.url.clone())
-            .headers(headers)
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| TransportError::Io(format!("POST {} failed: {e}", self.url)))?;
+        let response = match &self.oauth {
+            Some(session) => {
+                session
+                    .send(&self.client, &self.url, &headers, &body)
+                    .await?
+            }
+            None => self
+                .client
+                .post(self.url.clone())
+                .headers(headers)
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| TransportError::Io(format!("POST {} failed: {e}", self.url)))?,
+        };
         let content_type = response
             .headers()
             .get(CONTENT_TYPE)
