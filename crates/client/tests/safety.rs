@@ -404,3 +404,51 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+#[tokio::test]
+async fn giving_up_on_a_request_cancels_it_on_the_server() {
+    use std::sync::atomic::AtomicBool;
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let flag = cancelled.clone();
+    let server = support::demo_builder()
+        .tool(toolwire_server::ToolBuilder::new("watch").handler(
+            move |_: toolwire_server::NoArgs, cx: toolwire_server::RequestContext| {
+                // Set when the server stops the handler: by cancelling it
+                // or by dropping its future.
+                let stopped = SetOnDrop(flag.clone());
+                async move {
+                    cx.cancellation().cancelled().await;
+                    drop(stopped);
+                    "cancelled"
+                }
+            },
+        ))
+        .build()
+        .unwrap();
+    for (transport, client) in both(server).await {
+        cancelled.store(false, Ordering::SeqCst);
+        let options = RequestOptions::new().timeout(Duration::from_millis(100));
+        let err = client
+            .call_tool_with("watch", json!({}), &options)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::Timeout(_)), "{transport}: {err:?}");
+        let mut seen = false;
+        for _ in 0..500 {
+            if cancelled.load(Ordering::SeqCst) {
+                seen = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(seen, "{transport}: the server never saw the cancellation");
+    }
+}
+
+struct SetOnDrop(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
