@@ -111,11 +111,20 @@ where
                     .acquire_owned()
                     .await
                     .expect("semaphore open");
+                // Registered before the task starts, so a cancellation on the
+                // very next line always finds it.
+                let cancel = CancellationToken::new();
+                let is_listen = request.method == "subscriptions/listen";
+                in_flight
+                    .lock()
+                    .expect("in-flight lock")
+                    .insert(request.id.clone(), (cancel.clone(), is_listen));
                 let job = RequestJob {
                     server: server.clone(),
                     out: out_tx.clone(),
                     in_flight: Arc::clone(&in_flight),
                     principal: config.principal.clone(),
+                    cancel,
                 };
                 tasks.spawn(async move {
                     job.run(request).await;
@@ -151,17 +160,13 @@ struct RequestJob {
     out: mpsc::Sender<Message>,
     in_flight: InFlight,
     principal: Principal,
+    cancel: CancellationToken,
 }
 
 impl RequestJob {
     async fn run(self, request: Request) {
         let id = request.id.clone();
-        let cancel = CancellationToken::new();
-        let is_listen = request.method == "subscriptions/listen";
-        self.in_flight
-            .lock()
-            .expect("in-flight lock")
-            .insert(id.clone(), (cancel.clone(), is_listen));
+        let cancel = self.cancel;
         let env = RequestEnv::new()
             .with_principal(self.principal)
             .with_outbox(Outbox::new(self.out.clone()))
