@@ -65,8 +65,11 @@ impl ListenEvent {
 
 /// An open subscription: a [`Stream`] of [`ListenEvent`]s.
 ///
-/// The stream ends when the server closes the subscription gracefully; an
-/// abrupt end yields one error first. Dropping it cancels the subscription.
+/// The stream ends when the server closes the subscription gracefully (its
+/// result arrives). An abrupt end yields one error first: a transport error
+/// when the stream broke, [`Error::Cancelled`] when the server tore the
+/// subscription down with `notifications/cancelled`; listen again to resume.
+/// Dropping it cancels the subscription.
 #[derive(Debug)]
 pub struct Subscription {
     id: RequestId,
@@ -220,7 +223,9 @@ async fn forward(
             Some(Err(e)) => Err(e.into()),
             Some(Ok(Message::Error(e))) => Err(e.error.into()),
             Some(Ok(Message::Result(_))) => return,
-            Some(Ok(Message::Notification(n))) if n.method == "notifications/cancelled" => return,
+            Some(Ok(Message::Notification(n))) if n.method == "notifications/cancelled" => {
+                Err(Error::Cancelled)
+            }
             Some(Ok(Message::Notification(n))) => Ok(ListenEvent::from_notification(n)),
             Some(Ok(Message::Request(_))) => continue,
         };

@@ -282,3 +282,72 @@ async fn a_graceful_server_shutdown_ends_the_stream() {
         assert!(end.is_none(), "{transport}: {end:?}");
     }
 }
+
+#[tokio::test]
+async fn resource_updates_invalidate_that_read_and_a_server_cancel_ends_the_stream() {
+    let (transport, received) = fake_stdio(Arc::new(|request: &Request| {
+        match request.method.as_str() {
+            "resources/read" => {
+                let uri = request.params.as_ref().unwrap()["uri"].clone();
+                vec![reply(
+                    request,
+                    json!({"contents": [{"uri": uri, "text": "t"}], "ttlMs": 60000, "cacheScope": "public"}),
+                )]
+            }
+            _ => {
+                let sub = json!({"io.modelcontextprotocol/subscriptionId": request.id});
+                let note = |method: &str, mut params: Value| {
+                    params["_meta"] = sub.clone();
+                    serde_json::from_value(
+                        json!({"jsonrpc": "2.0", "method": method, "params": params}),
+                    )
+                    .unwrap()
+                };
+                vec![
+                    note(
+                        "notifications/subscriptions/acknowledged",
+                        json!({"notifications": {"resourceSubscriptions": ["x://a"]}}),
+                    ),
+                    note("notifications/resources/updated", json!({"uri": "x://a"})),
+                    note("notifications/cancelled", json!({"requestId": request.id})),
+                ]
+            }
+        }
+    }));
+    let client = Client::builder(transport).build();
+    client.read_resource("x://a").await.unwrap();
+    client.read_resource("x://b").await.unwrap();
+    let filter = SubscriptionFilter {
+        resource_subscriptions: Some(vec!["x://a".into()]),
+        ..Default::default()
+    };
+    let mut events = client.listen(filter).await.unwrap();
+    assert_eq!(
+        events.acknowledged().resource_subscriptions,
+        Some(vec!["x://a".to_owned()])
+    );
+    let updated = events.next().await.unwrap().unwrap();
+    assert_eq!(
+        updated,
+        ListenEvent::ResourceUpdated {
+            uri: "x://a".into()
+        }
+    );
+    let end = events.next().await.unwrap().unwrap_err();
+    assert!(matches!(end, Error::Cancelled), "{end:?}");
+    assert!(events.next().await.is_none());
+    assert_eq!(
+        client.read_resource("x://a").await.unwrap().freshness,
+        Freshness::Fetched
+    );
+    assert_eq!(
+        client.read_resource("x://b").await.unwrap().freshness,
+        Freshness::Cached
+    );
+    let reads = received
+        .methods()
+        .iter()
+        .filter(|m| *m == "resources/read")
+        .count();
+    assert_eq!(reads, 3);
+}
