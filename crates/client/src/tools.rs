@@ -255,14 +255,21 @@ impl Client {
         arguments: impl Serialize,
         options: &RequestOptions,
     ) -> Result<CallToolResult, Error> {
-        let arguments = to_arguments(arguments)?;
         let started = Instant::now();
+        let arguments = to_arguments(arguments);
+        let digest = match &arguments {
+            Ok(arguments) => sha256_hex(&serde_json::to_vec(arguments).unwrap_or_default()),
+            Err(_) => sha256_hex(b""),
+        };
         let mut rounds = 0;
-        let outcome = self.call(name, &arguments, options, &mut rounds).await;
+        let outcome = match arguments {
+            Ok(arguments) => self.call(name, &arguments, options, &mut rounds).await,
+            Err(invalid) => Err(invalid),
+        };
         let record = AuditRecord {
             server: self.name().to_owned(),
             tool: name.to_owned(),
-            arguments_sha256: sha256_hex(&serde_json::to_vec(&arguments).unwrap_or_default()),
+            arguments_sha256: digest,
             outcome: match &outcome {
                 Ok(_) => "ok",
                 Err(e) => e.outcome(),

@@ -367,6 +367,10 @@ async fn every_call_gets_an_audit_record() {
         .unwrap_err();
     client.call_tool("missing", json!({})).await.unwrap_err();
     client
+        .call_tool("echo", json!("not an object"))
+        .await
+        .unwrap_err();
+    client
         .call_tool_with(
             "sleep",
             json!({"ms": 10_000}),
@@ -378,7 +382,14 @@ async fn every_call_gets_an_audit_record() {
     let outcomes: Vec<&str> = records.iter().map(|r| r.outcome).collect();
     assert_eq!(
         outcomes,
-        ["ok", "tool_error", "denied", "protocol_error", "timeout"]
+        [
+            "ok",
+            "tool_error",
+            "denied",
+            "protocol_error",
+            "invalid_arguments",
+            "timeout"
+        ]
     );
     assert_eq!(records[0].server, "demo");
     assert_eq!(records[0].tool, "echo");
