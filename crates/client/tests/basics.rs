@@ -154,3 +154,46 @@ async fn resources_prompts_and_completion() {
         assert_eq!(completed.completion.values, ["ab1", "ab2"], "{transport}");
     }
 }
+
+#[tokio::test]
+async fn concurrent_requests_each_get_only_their_own_progress() {
+    use std::sync::{Arc, Mutex};
+    use toolwire_client::{RequestNotification, RequestOptions};
+    for (transport, client) in both(demo_server()).await {
+        let sinks: Vec<Arc<Mutex<Vec<f64>>>> = (0..4).map(|_| Arc::default()).collect();
+        let calls = sinks.iter().map(|sink| {
+            let sink = sink.clone();
+            let client = client.clone();
+            async move {
+                let options = RequestOptions::new().on_notification(move |n| {
+                    if let RequestNotification::Progress(p) = n {
+                        sink.lock().unwrap().push(p.progress);
+                    }
+                });
+                client
+                    .call_tool_with("progress", json!({}), &options)
+                    .await
+                    .unwrap();
+            }
+        });
+        futures::future::join_all(calls).await;
+        for sink in sinks {
+            assert_eq!(*sink.lock().unwrap(), [1.0, 2.0, 3.0], "{transport}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_oversized_http_reply_is_refused() {
+    let url = support::http_server(demo_server()).await;
+    let transport = toolwire_client::transport::HttpTransport::builder(url)
+        .max_message_bytes(64)
+        .build()
+        .unwrap();
+    let client = toolwire_client::Client::builder(transport).build();
+    let err = client.list_tools().await.unwrap_err();
+    assert!(
+        matches!(err, Error::Transport(toolwire_client::TransportError::Malformed(ref m)) if m == "reply larger than 64 bytes"),
+        "{err:?}"
+    );
+}
