@@ -10,8 +10,9 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
+use toolwire::client::auth::{AuthError, FollowRedirect, OAuth, PreRegistered};
 use toolwire::client::transport::HttpTransport;
-use toolwire::client::{Client, Error, ToolInfo};
+use toolwire::client::{Client, Error, ToolInfo, TransportError};
 use toolwire::protocol::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     ElicitValue, JsonObject, OneOrMany, Prompt, Role, Root, SamplingContent, TextContent,
@@ -19,6 +20,13 @@ use toolwire::protocol::{
 
 /// The `clientInfo` name sent on every request.
 pub const CLIENT_NAME: &str = "toolwire-conformance-client";
+
+/// The Client ID Metadata Document URL the suite's auth/basic-cimd expects.
+pub const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The redirect URI registered and sent; nothing listens there, the
+/// redirect is read from the authorization endpoint's `Location`.
+pub const REDIRECT_URI: &str = "http://localhost:3000/callback";
 
 /// One run of the fixture client.
 #[derive(Debug, Clone, Default)]
@@ -35,8 +43,39 @@ pub struct Run {
 /// every kind of input request, so it declares `elicitation`, `sampling`
 /// and `roots`.
 pub fn fixture_client(url: &str) -> Result<Client, Error> {
-    let transport = HttpTransport::new(url)?;
-    Ok(Client::builder(transport)
+    Ok(client_on(HttpTransport::new(url)?))
+}
+
+/// The fixture client for the `auth/*` scenarios: the same client, over a
+/// transport that authorizes with OAuth when the mock answers 401.
+pub fn authorizing_client(url: &str, context: &Value) -> Result<Client, Error> {
+    let oauth = oauth(context).map_err(TransportError::from)?;
+    let transport = HttpTransport::builder(url).oauth(oauth).build()?;
+    Ok(client_on(transport))
+}
+
+/// OAuth as the suite's mock authorization servers expect it: they approve at
+/// once with a redirect, which the client reads instead of a browser; a
+/// Client ID Metadata Document URL where they support one; pre-registered
+/// credentials from `MCP_CONFORMANCE_CONTEXT` (`client_id`, `client_secret`,
+/// `issuer`) for auth/pre-registration.
+pub fn oauth(context: &Value) -> Result<OAuth, AuthError> {
+    let mut builder = OAuth::builder(FollowRedirect::new(REDIRECT_URI))
+        .client_name(CLIENT_NAME)
+        .client_metadata_url(CLIENT_METADATA_URL);
+    let field = |name: &str| context.get(name).and_then(Value::as_str);
+    if let (Some(issuer), Some(client_id)) = (field("issuer"), field("client_id")) {
+        let mut credentials = PreRegistered::new(issuer, client_id);
+        if let Some(secret) = field("client_secret") {
+            credentials = credentials.secret(secret);
+        }
+        builder = builder.pre_registered(credentials);
+    }
+    builder.build()
+}
+
+fn client_on(transport: HttpTransport) -> Client {
+    Client::builder(transport)
         .name("conformance")
         .client_info(CLIENT_NAME, env!("CARGO_PKG_VERSION"))
         .elicitation(|params: ElicitRequestParams, _cx| async move { Ok(accept_form(&params)) })
@@ -46,7 +85,7 @@ pub fn fixture_client(url: &str) -> Result<Client, Error> {
             ..Root::new("file:///tmp")
         }])
         .max_rounds(5)
-        .build())
+        .build()
 }
 
 impl Run {
@@ -54,7 +93,11 @@ impl Run {
     /// without fails (e.g. the first `tools/list`); a failing tool call in a
     /// loop over many is reported on stderr and the loop goes on.
     pub async fn execute(&self) -> Result<(), Error> {
-        let client = fixture_client(&self.url)?;
+        let client = if self.scenario.starts_with("auth/") {
+            authorizing_client(&self.url, &self.context)?
+        } else {
+            fixture_client(&self.url)?
+        };
         match self.scenario.as_str() {
             "tools_call" => {
                 client.list_tools().await?;
@@ -90,8 +133,9 @@ impl Run {
                 read_every_resource(&client).await;
                 get_every_prompt(&client).await;
             }
-            // sep-2322-client-request-state, http-invalid-tool-headers and the
-            // rest: list the tools, call each usable one (auth/* stop at the 401).
+            // sep-2322-client-request-state, http-invalid-tool-headers, auth/*
+            // and the rest: list the tools, call each usable one (the auth/*
+            // mocks want tools/list, then tools/call, each authorized).
             _ => call_every_tool(&client).await?,
         }
         Ok(())
