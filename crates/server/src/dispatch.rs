@@ -14,6 +14,7 @@ use toolwire_protocol::{
     ServerCapabilities, code, keys,
 };
 
+use crate::audit::{self, Denial, Outcome};
 use crate::context::{CheckedMeta, RequestContext, RequestEnv};
 use crate::mrtr::{InputRequired, Round, RoundKey};
 use crate::output::{ToolError, ToolOutput};
@@ -233,12 +234,16 @@ impl Server {
         }
     }
 
-    /// One page of `items` (already filtered for the caller) with the list caching hints.
+    /// One page of `items` (already filtered for the caller) with the list
+    /// caching hints. `scoped` says whether any entry of the list (visible
+    /// or not) requires scopes: then, or when the caller is authenticated,
+    /// the result depends on the caller and is marked `cacheScope: "private"`.
     pub(crate) fn page_of<T: Clone>(
         &self,
         items: &[T],
         cursor: Option<&str>,
         cx: &RequestContext,
+        scoped: bool,
     ) -> Result<Page<T>, ErrorObject> {
         let offset = match cursor {
             Some(cursor) => pagination::decode_cursor(cursor)?,
@@ -246,11 +251,14 @@ impl Server {
         };
         let config = &self.inner.config;
         let (items, next_cursor) = pagination::page(items, offset, config.page_size);
-        let _ = cx;
+        let mut hint = config.list_cache;
+        if scoped || cx.principal().is_authenticated() {
+            hint.scope = toolwire_protocol::CacheScope::Private;
+        }
         Ok(Page {
             items,
             next_cursor,
-            hint: config.list_cache,
+            hint,
         })
     }
 
@@ -259,15 +267,14 @@ impl Server {
         params: PaginatedRequestParams,
         cx: &RequestContext,
     ) -> Result<ListToolsResult, ErrorObject> {
-        let visible: Vec<_> = self
-            .inner
-            .tools
-            .enabled()
+        let enabled = self.inner.tools.enabled();
+        let scoped = enabled.iter().any(|t| !t.required_scopes.is_empty());
+        let visible: Vec<_> = enabled
             .iter()
             .filter(|t| t.permits(cx.principal()))
             .map(|t| t.definition.clone())
             .collect();
-        let page = self.page_of(&visible, params.cursor.as_deref(), cx)?;
+        let page = self.page_of(&visible, params.cursor.as_deref(), cx, scoped)?;
         Ok(ListToolsResult {
             tools: page.items,
             next_cursor: page.next_cursor,
@@ -319,25 +326,56 @@ impl Server {
         params: CallToolRequestParams,
         cx: RequestContext,
     ) -> Result<JsonObject, ErrorObject> {
-        let tool = self
-            .inner
-            .tools
-            .get(&params.name)
-            .filter(|t| t.permits(cx.principal()))
-            .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?;
+        let record = audit::ToolCallRecord::start(&cx, &params);
+        let (outcome, reply) = self.run_tool(params, cx).await;
+        if let Some(record) = record {
+            record.finish(outcome);
+        }
+        reply
+    }
+
+    /// `tools/call`: lookup → authorise (scopes) → rate limits → input
+    /// limits → schema → handler → output schema → sanitising.
+    async fn run_tool(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext,
+    ) -> (Outcome, Result<JsonObject, ErrorObject>) {
+        // A tool the caller may not use is answered exactly like an unknown one.
+        let unknown = || ErrorObject::invalid_params(format!("Unknown tool: {}", params.name));
+        let tool = match self.inner.tools.get(&params.name) {
+            Some(tool) if tool.permits(cx.principal()) => tool,
+            Some(_) => {
+                let detail = format!("tool {}", params.name);
+                audit::denial(Some(cx.principal()), Denial::Forbidden, &detail);
+                return (Outcome::Denied, Err(unknown()));
+            }
+            None => return (Outcome::ProtocolError, Err(unknown())),
+        };
+        let name = params.name.as_str();
+        if let Err(message) = self.check_tool_rate(&tool, cx.principal()).await {
+            let result = CallToolResult::error(message);
+            return (Outcome::RateLimited, Ok(self.finish_tool(name, result)));
+        }
         let arguments = params.arguments.unwrap_or_default();
+        let limits = tool.input_limits.unwrap_or(self.inner.config.input_limits);
+        if let Err(message) = limits.check(name, &arguments) {
+            let result = CallToolResult::error(message);
+            return (Outcome::ToolError, Ok(self.finish_tool(name, result)));
+        }
         if let Err(errors) = tool
             .input_schema
             .validate(&Value::Object(arguments.clone()))
         {
-            let text = format!("Invalid arguments for tool {}:\n{errors}", params.name);
-            return Ok(self.finish(CallToolResult::error(text)));
+            let text = format!("Invalid arguments for tool {name}:\n{errors}");
+            let result = CallToolResult::error(text);
+            return (Outcome::ToolError, Ok(self.finish_tool(name, result)));
         }
         let principal = cx.principal().key().to_owned();
         let key = RoundKey {
             method: "tools/call",
             principal: &principal,
-            salient: serde_json::json!({"name": params.name, "arguments": arguments}),
+            salient: serde_json::json!({"name": name, "arguments": arguments}),
         };
         let handler = std::sync::Arc::clone(&tool.handler);
         let run = move |cx| -> BoxFuture<Result<CallToolResult, ToolError>> {
@@ -349,17 +387,26 @@ impl Server {
             })
         };
         let state = params.request_state.as_deref();
-        let what = format!("Tool {}", params.name);
-        match self
-            .run_round(&key, state, params.input_responses.as_ref(), cx, &what, run)
-            .await?
-        {
-            Finished::Value(result) => {
-                self.check_output(&tool, &result)?;
-                Ok(self.finish(result))
+        let what = format!("Tool {name}");
+        let responses = params.input_responses.as_ref();
+        match self.run_round(&key, state, responses, cx, &what, run).await {
+            Err(error) => (Outcome::ProtocolError, Err(error)),
+            Ok(Finished::Value(result)) => match self.check_output(&tool, &result) {
+                Err(error) => (Outcome::ProtocolError, Err(error)),
+                Ok(()) => {
+                    let outcome = if result.is_error() {
+                        Outcome::ToolError
+                    } else {
+                        Outcome::Ok
+                    };
+                    (outcome, Ok(self.finish_tool(name, result)))
+                }
+            },
+            Ok(Finished::ExecutionError(message)) => {
+                let result = CallToolResult::error(message);
+                (Outcome::ToolError, Ok(self.finish_tool(name, result)))
             }
-            Finished::ExecutionError(message) => Ok(self.finish(CallToolResult::error(message))),
-            Finished::InputRequired(result) => Ok(result),
+            Ok(Finished::InputRequired(result)) => (Outcome::InputRequired, Ok(result)),
         }
     }
 

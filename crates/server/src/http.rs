@@ -37,6 +37,13 @@
 //! `Mcp-Session-Id` and `Last-Event-ID` are ignored; no session id is ever
 //! minted or echoed.
 //!
+//! Two guards run right after the `Host`/`Origin` check, both off by default:
+//! authentication ([`HttpConfig::auth`], see [`crate::auth`]: **401**, **403**
+//! or **400** with a `WWW-Authenticate` challenge, and the protected resource
+//! metadata served at its well-known path), and a per-principal request
+//! limit ([`HttpConfig::request_limit`]: **429** with `Retry-After`, keyed by
+//! the authenticated subject, else by the peer's IP address).
+//!
 //! ```no_run
 //! use toolwire_server::{Server, http::{HttpConfig, HttpServer}};
 //! # async fn run(server: Server) -> std::io::Result<()> {
@@ -61,7 +68,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::response::Response;
 use axum::routing::any;
 use axum::serve::ListenerExt;
@@ -78,7 +85,10 @@ use toolwire_protocol::{
 };
 use toolwire_schema::header_value::{decode_header_value, header_matches};
 
+use crate::audit::{self, Denial};
+use crate::auth::AuthConfig;
 use crate::context::{Outbox, Principal, RequestEnv, response_streams};
+use crate::rate_limit::{InMemoryRateLimits, RateLimit, RateLimitStore, retry_secs};
 use crate::server::Server;
 
 /// Where [`serve`] listens unless told otherwise: loopback only.
@@ -128,6 +138,9 @@ pub struct HttpConfig {
     any_host: bool,
     any_origin: bool,
     sse_keep_alive: Option<Duration>,
+    auth: Option<AuthConfig>,
+    request_limit: Option<RateLimit>,
+    rate_limits: Arc<dyn RateLimitStore>,
 }
 
 impl Default for HttpConfig {
@@ -140,6 +153,9 @@ impl Default for HttpConfig {
             any_host: false,
             any_origin: false,
             sse_keep_alive: Some(DEFAULT_SSE_KEEP_ALIVE),
+            auth: None,
+            request_limit: None,
+            rate_limits: Arc::new(InMemoryRateLimits::new()),
         }
     }
 }
@@ -205,6 +221,34 @@ impl HttpConfig {
         self
     }
 
+    /// Turns authentication on: every request needs a valid access token,
+    /// and the protected resource metadata is served (see [`crate::auth`]).
+    /// Off by default.
+    pub fn auth(mut self, auth: AuthConfig) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Limits requests per principal (the authenticated subject, else the
+    /// peer's IP address); a request over the limit gets 429 with
+    /// `Retry-After`. Off by default.
+    pub fn request_limit(mut self, limit: RateLimit) -> Self {
+        self.request_limit = Some(limit);
+        self
+    }
+
+    /// Keeps the request-limit buckets in `store` (shared by several
+    /// instances) instead of this process's memory.
+    pub fn rate_limit_store(mut self, store: Arc<dyn RateLimitStore>) -> Self {
+        self.rate_limits = store;
+        self
+    }
+
+    /// The authentication settings, when on.
+    pub fn get_auth(&self) -> Option<&AuthConfig> {
+        self.auth.as_ref()
+    }
+
     /// The endpoint's path.
     pub fn get_path(&self) -> &str {
         &self.path
@@ -260,8 +304,18 @@ impl HttpConfig {
 /// ```
 pub fn router(server: Server, config: HttpConfig) -> Router {
     let path = config.path.clone();
+    let mut router = Router::new().route(&path, any(handle));
+    if let Some(auth) = &config.auth {
+        if auth.lacks_authorization_server() {
+            tracing::warn!(
+                "authentication is on but the protected resource metadata names no \
+                 authorization server (AuthConfig::authorization_server); MCP clients need one"
+            );
+        }
+        router = router.route(auth.metadata_path(), auth.metadata_route());
+    }
     let endpoint = Arc::new(Endpoint { server, config });
-    Router::new().route(&path, any(handle)).with_state(endpoint)
+    router.with_state(endpoint)
 }
 
 /// Serves `server` at `http://{addr}/mcp` (or `config`'s path) until the
@@ -348,7 +402,10 @@ impl HttpServer {
                 tracing::debug!(%error, "could not set TCP_NODELAY");
             }
         });
-        axum::serve(listener, self.router)
+        let service = self
+            .router
+            .into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(listener, service)
             .with_graceful_shutdown(shutdown)
             .await
     }
@@ -370,6 +427,9 @@ async fn handle(
             None,
             ErrorObject::invalid_request(refusal),
         );
+    }
+    if let Err(refusal) = endpoint.admit(&mut parts).await {
+        return refusal;
     }
     if parts.method != Method::POST {
         let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
@@ -437,6 +497,39 @@ async fn handle(
 }
 
 impl Endpoint {
+    /// Authenticates the request (when auth is on: the principal goes into
+    /// its extensions) and applies the request limit (when on).
+    async fn admit(&self, parts: &mut http::request::Parts) -> Result<(), Response> {
+        if let Some(auth) = &self.config.auth {
+            let principal = auth.admit(parts).await?;
+            parts.extensions.insert(principal);
+        }
+        let Some(limit) = &self.config.request_limit else {
+            return Ok(());
+        };
+        let principal = parts
+            .extensions
+            .get::<Principal>()
+            .filter(|p| p.is_authenticated());
+        let key = match (principal, parts.extensions.get::<ConnectInfo<SocketAddr>>()) {
+            (Some(principal), _) => format!("http\u{0}{}", principal.key()),
+            (None, Some(ConnectInfo(peer))) => format!("http-ip\u{0}{}", peer.ip()),
+            (None, None) => "http-anonymous".to_owned(),
+        };
+        if let Err(wait) = self.config.rate_limits.check(&key, limit).await {
+            audit::denial(principal, Denial::RateLimited, "HTTP endpoint");
+            let secs = retry_secs(wait);
+            let error =
+                ErrorObject::invalid_request(format!("too many requests; retry in {secs} s"));
+            let mut response = error_reply(StatusCode::TOO_MANY_REQUESTS, None, error);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            return Err(response);
+        }
+        Ok(())
+    }
+
     /// Why the request's `Host` or `Origin` is refused, if it is.
     fn refuse_host_or_origin(&self, headers: &HeaderMap, uri: &Uri) -> Option<String> {
         let config = &self.config;

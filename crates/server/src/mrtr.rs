@@ -312,7 +312,7 @@ fn now_secs() -> u64 {
 }
 
 /// JSON with object keys sorted at every level, so digests ignore key order.
-fn canonical_json(value: &Value) -> String {
+pub(crate) fn canonical_json(value: &Value) -> String {
     fn sorted(value: &Value) -> Value {
         match value {
             Value::Object(map) => {

@@ -176,6 +176,7 @@ mod serve {
         PaginatedRequestParams,
     };
 
+    use crate::audit::{self, Denial};
     use crate::context::RequestContext;
     use crate::dispatch::Finished;
     use crate::mrtr::RoundKey;
@@ -187,10 +188,9 @@ mod serve {
             params: PaginatedRequestParams,
             cx: &RequestContext,
         ) -> Result<ListPromptsResult, ErrorObject> {
-            let visible: Vec<_> = self
-                .inner
-                .prompts
-                .enabled()
+            let enabled = self.inner.prompts.enabled();
+            let scoped = enabled.iter().any(|p| !p.required_scopes.is_empty());
+            let visible: Vec<_> = enabled
                 .iter()
                 .filter(|p| {
                     p.required_scopes
@@ -199,7 +199,7 @@ mod serve {
                 })
                 .map(|p| p.definition.clone())
                 .collect();
-            let page = self.page_of(&visible, params.cursor.as_deref(), cx)?;
+            let page = self.page_of(&visible, params.cursor.as_deref(), cx, scoped)?;
             Ok(ListPromptsResult {
                 prompts: page.items,
                 next_cursor: page.next_cursor,
@@ -214,18 +214,24 @@ mod serve {
             params: GetPromptRequestParams,
             cx: RequestContext,
         ) -> Result<JsonObject, ErrorObject> {
-            let prompt = self
-                .inner
-                .prompts
-                .get(&params.name)
-                .filter(|p| {
-                    p.required_scopes
+            // A prompt the caller may not use is answered exactly like an unknown one.
+            let unknown =
+                || ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name));
+            let prompt = match self.inner.prompts.get(&params.name) {
+                Some(p)
+                    if p.required_scopes
                         .iter()
-                        .all(|s| cx.principal().has_scope(s))
-                })
-                .ok_or_else(|| {
-                    ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name))
-                })?;
+                        .all(|s| cx.principal().has_scope(s)) =>
+                {
+                    p
+                }
+                Some(_) => {
+                    let detail = format!("prompt {}", params.name);
+                    audit::denial(Some(cx.principal()), Denial::Forbidden, &detail);
+                    return Err(unknown());
+                }
+                None => return Err(unknown()),
+            };
             let arguments = params.arguments.unwrap_or_default();
             if let Some(missing) = prompt.missing_argument(&arguments) {
                 return Err(ErrorObject::invalid_params(format!(

@@ -83,6 +83,8 @@ pub(crate) struct RegisteredTool {
     pub output_schema: Option<CompiledSchema>,
     pub header_params: Vec<HeaderParam>,
     pub required_scopes: Vec<String>,
+    pub rate_limit: Option<crate::rate_limit::RateLimit>,
+    pub input_limits: Option<crate::limits::InputLimits>,
 }
 
 impl RegisteredTool {
@@ -124,6 +126,8 @@ impl RegisteredTool {
             output_schema,
             header_params,
             required_scopes: builder.required_scopes,
+            rate_limit: builder.rate_limit,
+            input_limits: builder.input_limits,
         })
     }
 

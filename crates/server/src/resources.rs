@@ -483,10 +483,9 @@ mod serve {
             params: PaginatedRequestParams,
             cx: &RequestContext,
         ) -> Result<ListResourcesResult, ErrorObject> {
-            let visible: Vec<_> = self
-                .inner
-                .resources
-                .enabled()
+            let enabled = self.inner.resources.enabled();
+            let scoped = enabled.iter().any(|r| !r.required_scopes.is_empty());
+            let visible: Vec<_> = enabled
                 .iter()
                 .filter(|r| {
                     r.required_scopes
@@ -495,7 +494,7 @@ mod serve {
                 })
                 .map(|r| r.definition.clone())
                 .collect();
-            let page = self.page_of(&visible, params.cursor.as_deref(), cx)?;
+            let page = self.page_of(&visible, params.cursor.as_deref(), cx, scoped)?;
             Ok(ListResourcesResult {
                 resources: page.items,
                 next_cursor: page.next_cursor,
@@ -510,10 +509,9 @@ mod serve {
             params: PaginatedRequestParams,
             cx: &RequestContext,
         ) -> Result<ListResourceTemplatesResult, ErrorObject> {
-            let visible: Vec<_> = self
-                .inner
-                .templates
-                .enabled()
+            let enabled = self.inner.templates.enabled();
+            let scoped = enabled.iter().any(|t| !t.required_scopes.is_empty());
+            let visible: Vec<_> = enabled
                 .iter()
                 .filter(|t| {
                     t.required_scopes
@@ -522,7 +520,7 @@ mod serve {
                 })
                 .map(|t| t.definition.clone())
                 .collect();
-            let page = self.page_of(&visible, params.cursor.as_deref(), cx)?;
+            let page = self.page_of(&visible, params.cursor.as_deref(), cx, scoped)?;
             Ok(ListResourceTemplatesResult {
                 resource_templates: page.items,
                 next_cursor: page.next_cursor,
@@ -532,12 +530,13 @@ mod serve {
             })
         }
 
-        /// Finds what serves `uri`: a static resource first, then the first matching template.
+        /// Finds what serves `uri`: a static resource first, then the first
+        /// matching template. The flag says whether it requires scopes.
         fn resolve(
             &self,
             uri: &str,
             cx: &RequestContext,
-        ) -> Option<(ErasedReadHandler, ReadRequest, Option<CacheHint>)> {
+        ) -> Option<(ErasedReadHandler, ReadRequest, Option<CacheHint>, bool)> {
             let allowed = |scopes: &[String]| scopes.iter().all(|s| cx.principal().has_scope(s));
             if let Some(resource) = self
                 .inner
@@ -549,7 +548,13 @@ mod serve {
                     uri: uri.to_owned(),
                     variables: Default::default(),
                 };
-                return Some((Arc::clone(&resource.handler), request, resource.cache));
+                let scoped = !resource.required_scopes.is_empty();
+                return Some((
+                    Arc::clone(&resource.handler),
+                    request,
+                    resource.cache,
+                    scoped,
+                ));
             }
             self.inner.templates.enabled().iter().find_map(|template| {
                 let variables = template
@@ -559,7 +564,13 @@ mod serve {
                     uri: uri.to_owned(),
                     variables,
                 };
-                Some((Arc::clone(&template.handler), request, template.cache))
+                let scoped = !template.required_scopes.is_empty();
+                Some((
+                    Arc::clone(&template.handler),
+                    request,
+                    template.cache,
+                    scoped,
+                ))
             })
         }
 
@@ -572,7 +583,10 @@ mod serve {
                 ErrorObject::invalid_params("Resource not found")
                     .with_data(json!({"uri": params.uri}))
             };
-            let (handler, request, cache) = self.resolve(&params.uri, &cx).ok_or_else(not_found)?;
+            let (handler, request, cache, scoped) =
+                self.resolve(&params.uri, &cx).ok_or_else(not_found)?;
+            // What only some callers may read must not sit in a shared cache.
+            let private = scoped || cx.principal().is_authenticated();
             let principal = cx.principal().key().to_owned();
             let key = RoundKey {
                 method: "resources/read",
@@ -588,7 +602,10 @@ mod serve {
             {
                 Finished::Value(contents) if contents.is_empty() => Err(not_found()),
                 Finished::Value(contents) => {
-                    let hint = cache.unwrap_or(self.inner.config.read_cache);
+                    let mut hint = cache.unwrap_or(self.inner.config.read_cache);
+                    if private {
+                        hint.scope = toolwire_protocol::CacheScope::Private;
+                    }
                     Ok(self.finish(ReadResourceResult {
                         contents,
                         ttl_ms: hint.ttl_ms,

@@ -8,13 +8,16 @@ use toolwire_protocol::{CacheScope, Icon, Implementation, LATEST_PROTOCOL_VERSIO
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use crate::limits::InputLimits;
 use crate::listen::SubscriptionCounter;
 use crate::mrtr::StateCodec;
 use crate::prompts::{PromptBuilder, RegisteredPrompt};
+use crate::rate_limit::{DEFAULT_TOOL_CALL_LIMIT, InMemoryRateLimits, RateLimit, RateLimitStore};
 use crate::registry::{RegisteredTool, RegistrationError, Registry};
 use crate::resources::{
     RegisteredResource, RegisteredTemplate, ResourceBuilder, ResourceTemplateBuilder,
 };
+use crate::sanitize::SanitizePolicy;
 use crate::seal::{Sealer, StateKey};
 use crate::tool::ToolBuilder;
 
@@ -57,6 +60,14 @@ pub struct ServerConfig {
     /// Whether a retry that carries `inputResponses` but no `requestState`
     /// may use those answers. Off by default.
     pub answers_without_state: bool,
+    /// Tool calls allowed per principal, across all tools; `None` for no
+    /// limit. Default: [`DEFAULT_TOOL_CALL_LIMIT`] (100 per second, bursts of 200).
+    pub tool_call_limit: Option<RateLimit>,
+    /// Caps on tool arguments checked before schema validation (tools may
+    /// set their own).
+    pub input_limits: InputLimits,
+    /// What is done to tool results before they leave (all rules on by default).
+    pub sanitize: SanitizePolicy,
 }
 
 impl Default for ServerConfig {
@@ -83,6 +94,9 @@ impl Default for ServerConfig {
             list_changed: true,
             max_subscriptions_per_principal: 64,
             answers_without_state: false,
+            tool_call_limit: Some(DEFAULT_TOOL_CALL_LIMIT),
+            input_limits: InputLimits::default(),
+            sanitize: SanitizePolicy::default(),
         }
     }
 }
@@ -121,6 +135,7 @@ pub(crate) struct ServerInner {
     pub subscriptions: Arc<SubscriptionCounter>,
     pub shutdown: CancellationToken,
     pub state_codec: StateCodec,
+    pub rate_limits: Arc<dyn RateLimitStore>,
 }
 
 impl Server {
@@ -135,6 +150,7 @@ impl Server {
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
+            rate_limit_store: None,
         }
     }
 
@@ -283,6 +299,7 @@ pub struct ServerBuilder {
     prompts: Vec<PromptBuilder>,
     resources: Vec<ResourceBuilder>,
     templates: Vec<ResourceTemplateBuilder>,
+    rate_limit_store: Option<Arc<dyn RateLimitStore>>,
 }
 
 impl ServerBuilder {
@@ -391,6 +408,51 @@ impl ServerBuilder {
         self
     }
 
+    /// Limits tool calls per principal across all tools (default 100 per
+    /// second, bursts of 200). A call over the limit gets a tool execution
+    /// error saying when to retry. Tools may add their own limit
+    /// ([`ToolBuilder::rate_limit`]).
+    pub fn tool_call_limit(mut self, limit: RateLimit) -> Self {
+        self.config.tool_call_limit = Some(limit);
+        self
+    }
+
+    /// Removes the server-wide limit on tool calls (per-tool limits still
+    /// apply). Loosens a default: only for servers whose callers are
+    /// trusted or limited elsewhere (e.g. a load benchmark).
+    pub fn no_tool_call_limit(mut self) -> Self {
+        self.config.tool_call_limit = None;
+        self
+    }
+
+    /// Keeps rate-limit buckets in `store` (shared by several instances)
+    /// instead of this process's memory.
+    pub fn rate_limit_store(mut self, store: Arc<dyn RateLimitStore>) -> Self {
+        self.rate_limit_store = Some(store);
+        self
+    }
+
+    /// Caps on tool arguments: size, depth and string length (defaults
+    /// 1 MiB, 32, 256 KiB). Tools may set their own.
+    pub fn input_limits(mut self, limits: InputLimits) -> Self {
+        self.config.input_limits = limits;
+        self
+    }
+
+    /// What is done to tool results before they leave (default: every rule
+    /// of [`SanitizePolicy`] on).
+    pub fn sanitize(mut self, policy: SanitizePolicy) -> Self {
+        self.config.sanitize = policy;
+        self
+    }
+
+    /// Turns output sanitising off: tool results leave exactly as their
+    /// handlers made them. Loosens a default.
+    pub fn no_sanitizing(mut self) -> Self {
+        self.config.sanitize = SanitizePolicy::off();
+        self
+    }
+
     /// Adds a prompt.
     pub fn prompt(mut self, prompt: PromptBuilder) -> Self {
         self.prompts.push(prompt);
@@ -457,6 +519,9 @@ impl ServerBuilder {
                 subscriptions: Arc::default(),
                 shutdown: CancellationToken::new(),
                 state_codec,
+                rate_limits: self
+                    .rate_limit_store
+                    .unwrap_or_else(|| Arc::new(InMemoryRateLimits::new())),
             }),
         })
     }

@@ -10,7 +10,9 @@ use serde_json::Value;
 use toolwire_protocol::{Icon, JsonObject, Meta, Tool, ToolAnnotations};
 
 use crate::context::RequestContext;
+use crate::limits::InputLimits;
 use crate::output::{IntoToolOutput, ToolError, ToolOutput};
+use crate::rate_limit::RateLimit;
 
 /// A boxed, sendable future.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -66,6 +68,8 @@ pub struct ToolBuilder {
     pub(crate) definition: Tool,
     pub(crate) handler: Option<ErasedToolHandler>,
     pub(crate) required_scopes: Vec<String>,
+    pub(crate) rate_limit: Option<RateLimit>,
+    pub(crate) input_limits: Option<InputLimits>,
 }
 
 impl std::fmt::Debug for ToolBuilder {
@@ -88,6 +92,8 @@ impl ToolBuilder {
             },
             handler: None,
             required_scopes: Vec::new(),
+            rate_limit: None,
+            input_limits: None,
         }
     }
 
@@ -130,7 +136,24 @@ impl ToolBuilder {
         self
     }
 
-    /// Scopes a caller must hold to see and call this tool.
+    /// Limits calls of this tool per principal (on top of the server-wide
+    /// limit on all tool calls). A call over the limit gets a tool execution
+    /// error saying when to retry.
+    pub fn rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate_limit = Some(limit);
+        self
+    }
+
+    /// Input limits for this tool, instead of the server's
+    /// ([`crate::ServerBuilder::input_limits`]).
+    pub fn input_limits(mut self, limits: InputLimits) -> Self {
+        self.input_limits = Some(limits);
+        self
+    }
+
+    /// Scopes a caller must hold to see and call this tool. A caller
+    /// without them is told the tool does not exist (the same answer as
+    /// for an unknown tool), so scopes do not reveal what exists.
     pub fn require_scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,

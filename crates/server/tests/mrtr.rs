@@ -102,6 +102,8 @@ fn server() -> Server {
 
 fn server_with_ttl(ttl: Duration) -> Server {
     Server::builder("mrtr", "1")
+        // One test sends hundreds of tampered retries as fast as it can.
+        .no_tool_call_limit()
         .state_ttl(ttl)
         .tool(ToolBuilder::new("confirm_delete").handler(confirm_delete))
         .tool(ToolBuilder::new("ask_all").handler(ask_all))

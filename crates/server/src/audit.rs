@@ -1,0 +1,157 @@
+//! The audit log: structured `tracing` events with target `toolwire::audit`.
+//!
+//! - `event = "tool_call"` (level INFO) for every `tools/call`: `principal`,
+//!   `tool`, `arguments_sha256` (hex SHA-256 of the arguments as canonical
+//!   JSON, keys sorted, so equal arguments give equal digests and the
+//!   arguments themselves never reach the log), `outcome` (`ok`,
+//!   `tool_error`, `protocol_error`, `denied`, `rate_limited` or
+//!   `input_required`) and `duration_ms`.
+//! - `event = "denial"` (level WARN) for every refusal: `reason`
+//!   (`auth_failed`, `insufficient_scope`, `forbidden` or `rate_limited`),
+//!   `principal`, `detail` (what was refused: a tool, prompt or resource,
+//!   or the HTTP endpoint). A forbidden or rate-limited tool call logs both
+//!   events.
+//!
+//! Values a peer chose (tool names, subjects) are logged with `Debug`
+//! formatting, so quotes and control characters cannot forge log lines.
+//! Route the target wherever audit records belong, e.g. with
+//! `tracing_subscriber`'s `Targets` filter.
+
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+use toolwire_protocol::{CallToolRequestParams, JsonObject};
+
+use crate::context::{Principal, RequestContext};
+
+/// The `tracing` target of every audit event.
+pub const AUDIT_TARGET: &str = "toolwire::audit";
+
+/// How a tool call ended, as logged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Ok,
+    ToolError,
+    ProtocolError,
+    Denied,
+    RateLimited,
+    InputRequired,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::ToolError => "tool_error",
+            Outcome::ProtocolError => "protocol_error",
+            Outcome::Denied => "denied",
+            Outcome::RateLimited => "rate_limited",
+            Outcome::InputRequired => "input_required",
+        }
+    }
+}
+
+/// Why something was refused, as logged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Denial {
+    AuthFailed,
+    InsufficientScope,
+    Forbidden,
+    RateLimited,
+}
+
+impl Denial {
+    fn as_str(self) -> &'static str {
+        match self {
+            Denial::AuthFailed => "auth_failed",
+            Denial::InsufficientScope => "insufficient_scope",
+            Denial::Forbidden => "forbidden",
+            Denial::RateLimited => "rate_limited",
+        }
+    }
+}
+
+/// The subject as logged: `<anonymous>` when there is none.
+fn who(principal: Option<&Principal>) -> &str {
+    principal
+        .and_then(|p| p.subject.as_deref())
+        .unwrap_or("<anonymous>")
+}
+
+/// What is known about a tool call when it starts; `None` when nobody
+/// listens to audit events (then the digest is not computed).
+pub(crate) struct ToolCallRecord {
+    principal: Principal,
+    tool: String,
+    digest: String,
+    started: Instant,
+}
+
+impl ToolCallRecord {
+    pub(crate) fn start(cx: &RequestContext, params: &CallToolRequestParams) -> Option<Self> {
+        if !tracing::enabled!(target: AUDIT_TARGET, tracing::Level::INFO) {
+            return None;
+        }
+        let empty = JsonObject::new();
+        Some(ToolCallRecord {
+            principal: cx.principal().clone(),
+            tool: params.name.clone(),
+            digest: arguments_digest(params.arguments.as_ref().unwrap_or(&empty)),
+            started: Instant::now(),
+        })
+    }
+
+    /// Logs the call with its outcome and duration.
+    pub(crate) fn finish(self, outcome: Outcome) {
+        let duration = self.started.elapsed();
+        tracing::info!(
+            target: AUDIT_TARGET,
+            event = "tool_call",
+            principal = ?who(Some(&self.principal)),
+            tool = ?self.tool,
+            arguments_sha256 = %self.digest,
+            outcome = outcome.as_str(),
+            duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+        );
+    }
+}
+
+/// Logs one refusal. `principal` is `None` when nobody was authenticated.
+pub(crate) fn denial(principal: Option<&Principal>, reason: Denial, detail: &str) {
+    tracing::warn!(
+        target: AUDIT_TARGET,
+        event = "denial",
+        reason = reason.as_str(),
+        principal = ?who(principal),
+        detail = ?detail,
+    );
+}
+
+/// Hex SHA-256 of `arguments` as canonical JSON (object keys sorted).
+pub fn arguments_digest(arguments: &JsonObject) -> String {
+    let canonical = crate::mrtr::canonical_json(&serde_json::Value::Object(arguments.clone()));
+    Sha256::digest(canonical.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn digest_ignores_key_order() {
+        let a = json!({"x": 1, "y": {"b": 2, "a": 1}});
+        let b = json!({"y": {"a": 1, "b": 2}, "x": 1});
+        let d = arguments_digest(a.as_object().unwrap());
+        assert_eq!(d, arguments_digest(b.as_object().unwrap()));
+        assert_eq!(d.len(), 64);
+        // The digest of `{}`.
+        assert_eq!(
+            arguments_digest(&JsonObject::new()),
+            "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+        );
+    }
+}
