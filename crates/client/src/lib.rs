@@ -29,6 +29,11 @@
 //!   headers; tools whose annotations break the rules are left out.
 //! - **Aggregation**: a [`ClientGroup`] lists many servers' tools under
 //!   prefixed, unique names and routes calls back.
+//! - **Authorization**: OAuth 2.1 for remote servers ([`auth`]): on `401` the
+//!   HTTP transport discovers the authorization server, registers, runs the
+//!   authorization code flow with PKCE through a [`auth::RedirectHandler`],
+//!   stores tokens per issuer, refreshes them, and steps up on
+//!   `insufficient_scope`.
 //!
 //! ```no_run
 //! use serde_json::json;

@@ -702,3 +702,32 @@ async fn a_rejected_fresh_token_ends_the_request() {
     assert_eq!(w.log.at("as", "/authorize").len(), 1);
     assert_eq!(w.log.at("rs", "/mcp").len(), 2);
 }
+
+#[tokio::test]
+async fn a_registration_the_server_forgot_is_replaced() {
+    let a = AsConfig {
+        auth_methods: vec!["client_secret_post".into()],
+        ..Default::default()
+    };
+    let w = world(a, RsConfig::default()).await;
+    let store = Arc::new(MemoryStore::new());
+    let oauth = w.oauth().shared_store(store.clone()).build().unwrap();
+    call(&w.transport(oauth.clone()), "tools/list")
+        .await
+        .unwrap();
+    // The stored secret goes stale, and the tokens with it.
+    let issuer = w.auth.issuer();
+    let mut record = store.load(&issuer).await.unwrap().unwrap();
+    record.client.as_mut().unwrap().client_secret = Some("stale".into());
+    record.tokens.clear();
+    store.save(&issuer, record).await.unwrap();
+    let t = w.transport(oauth);
+    let e = auth_error(&t, "tools/list").await;
+    assert!(
+        matches!(e, AuthError::Token { ref error, .. } if error == "invalid_client"),
+        "{e:?}"
+    );
+    // The next request registers again and succeeds.
+    call(&t, "tools/list").await.unwrap();
+    assert_eq!(w.log.at("as", "/register").len(), 2);
+}

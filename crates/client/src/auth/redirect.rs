@@ -107,7 +107,9 @@ impl RedirectHandler for FollowRedirect {
 /// RFC 8252 §7.3) and shows the authorization URL through a callback
 /// (by default printed to stderr): for command-line and desktop programs.
 pub struct LoopbackRedirect {
-    listener: tokio::sync::Mutex<TcpListener>,
+    /// Bound now (`bind`), or only while an authorization is under way (`on_port`).
+    listener: tokio::sync::Mutex<Option<TcpListener>>,
+    port: u16,
     redirect_uri: String,
     show: Box<dyn Fn(&str) + Send + Sync>,
     timeout: Duration,
@@ -123,18 +125,30 @@ impl fmt::Debug for LoopbackRedirect {
 }
 
 impl LoopbackRedirect {
-    /// Listens on `127.0.0.1:port` (0 picks a free port).
+    /// Listens on `127.0.0.1:port` from now on (0 picks a free port).
     pub async fn bind(port: u16) -> std::io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let port = listener.local_addr()?.port();
-        Ok(LoopbackRedirect {
+        Ok(Self::with(Some(listener), port))
+    }
+
+    /// Listens on `127.0.0.1:port` only while an authorization is under way.
+    /// A fixed port keeps the redirect URI, and so a dynamic client
+    /// registration, valid from one run of a program to the next.
+    pub fn on_port(port: u16) -> Self {
+        Self::with(None, port)
+    }
+
+    fn with(listener: Option<TcpListener>, port: u16) -> Self {
+        LoopbackRedirect {
             listener: tokio::sync::Mutex::new(listener),
+            port,
             redirect_uri: format!("http://127.0.0.1:{port}/callback"),
             show: Box::new(|url| {
                 eprintln!("Open this URL in a browser to authorize:\n\n  {url}\n")
             }),
             timeout: Duration::from_secs(300),
-        })
+        }
     }
 
     /// How the authorization URL reaches the user (print it, open a browser…).
@@ -149,8 +163,10 @@ impl LoopbackRedirect {
         self
     }
 
-    async fn receive(&self) -> Result<String, AuthError> {
-        let listener = self.listener.lock().await;
+    async fn accept_callback(
+        listener: &TcpListener,
+        redirect_uri: &str,
+    ) -> Result<String, AuthError> {
         loop {
             let (mut stream, _) = listener
                 .accept()
@@ -170,7 +186,7 @@ impl LoopbackRedirect {
                 "Authorization received. You can close this window.",
             )
             .await;
-            return Ok(format!("{}?{query}", self.redirect_uri));
+            return Ok(format!("{redirect_uri}?{query}"));
         }
     }
 }
@@ -185,12 +201,37 @@ impl RedirectHandler for LoopbackRedirect {
         authorization_url: &'a str,
     ) -> BoxFuture<'a, Result<String, AuthError>> {
         Box::pin(async move {
+            let mut slot = self.listener.lock().await;
+            let bound_here = slot.is_none();
+            let listener = match slot.take() {
+                Some(listener) => listener,
+                // Listen before the user can be redirected.
+                None => TcpListener::bind(("127.0.0.1", self.port))
+                    .await
+                    .map_err(|e| {
+                        AuthError::Redirect(format!(
+                            "cannot listen on 127.0.0.1:{}: {e}",
+                            self.port
+                        ))
+                    })?,
+            };
             (self.show)(authorization_url);
-            tokio::time::timeout(self.timeout, self.receive())
-                .await
-                .map_err(|_| {
-                    AuthError::Redirect(format!("no redirect within {:?}", self.timeout))
-                })?
+            let result = tokio::time::timeout(
+                self.timeout,
+                Self::accept_callback(&listener, &self.redirect_uri),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(AuthError::Redirect(format!(
+                    "no redirect within {:?}",
+                    self.timeout
+                )))
+            });
+            if !bound_here {
+                // Bound by `bind`: keep listening for the next authorization.
+                *slot = Some(listener);
+            }
+            result
         })
     }
 }
@@ -281,6 +322,33 @@ mod tests {
             .unwrap();
         assert_eq!(got, format!("{uri}?code=abc&state=xyz"));
         browser.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn loopback_on_port_listens_only_while_authorizing() {
+        let port = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            probe.local_addr().unwrap().port()
+        };
+        let handler = Arc::new(LoopbackRedirect::on_port(port).on_url(|_| {}));
+        assert_eq!(
+            handler.redirect_uri(),
+            format!("http://127.0.0.1:{port}/callback")
+        );
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+        let h = handler.clone();
+        let waiting = tokio::spawn(async move { h.authorize("https://as/").await });
+        // The listener is up once the handler shows the URL; retry until then.
+        let client = reqwest::Client::new();
+        let url = format!("http://127.0.0.1:{port}/callback?code=c&state=s");
+        while client.get(&url).send().await.is_err() {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            waiting.await.unwrap().unwrap(),
+            format!("http://127.0.0.1:{port}/callback?code=c&state=s")
+        );
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
     }
 
     #[tokio::test]

@@ -308,7 +308,7 @@ impl Session {
         tracing::debug!(issuer = %d.issuer, scopes = ?scopes, "authorizing");
         let callback = config.redirect.authorize(request.url()).await?;
         let code = request.validate_callback(&callback)?;
-        let tokens = exchange_code(
+        let exchanged = exchange_code(
             &config.http,
             &d.authorization_server,
             &client,
@@ -318,8 +318,20 @@ impl Session {
             request.resource(),
             &scopes,
         )
-        .await?;
-        self.keep_tokens(st, tokens).await
+        .await;
+        match exchanged {
+            Ok(tokens) => self.keep_tokens(st, tokens).await,
+            Err(e) => {
+                if matches!(&e, AuthError::Token { error, .. } if error == "invalid_client")
+                    && client.source == ClientSource::Dynamic
+                {
+                    // The server no longer knows this registration: forget it,
+                    // so the next attempt registers again.
+                    self.forget_client(st).await?;
+                }
+                Err(e)
+            }
+        }
     }
 
     /// The client identity at the current issuer, in the specification's
@@ -408,6 +420,18 @@ impl Session {
             issuer: d.issuer.clone(),
             reason,
         }
+    }
+
+    async fn forget_client(&self, st: &mut State) -> Result<(), AuthError> {
+        st.client = None;
+        if let Some(d) = &st.discovery {
+            let store = &self.oauth.config.store;
+            if let Some(mut record) = store.load(&d.issuer).await? {
+                record.client = None;
+                store.save(&d.issuer, record).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Makes `tokens` current and stores them under the issuer and resource.
