@@ -42,7 +42,9 @@
 //! or **400** with a `WWW-Authenticate` challenge, and the protected resource
 //! metadata served at its well-known path), and a per-principal request
 //! limit ([`HttpConfig::request_limit`]: **429** with `Retry-After`, keyed by
-//! the authenticated subject, else by the peer's IP address).
+//! the authenticated subject, else by the peer's IP address; requests refused
+//! by authentication count against the address, so a flood of bad tokens is
+//! limited too).
 //!
 //! ```no_run
 //! use toolwire_server::{Server, http::{HttpConfig, HttpServer}};
@@ -231,7 +233,10 @@ impl HttpConfig {
 
     /// Limits requests per principal (the authenticated subject, else the
     /// peer's IP address); a request over the limit gets 429 with
-    /// `Retry-After`. Off by default.
+    /// `Retry-After`. Off by default. The address is known when the server
+    /// runs through [`HttpServer`] (or an app served with
+    /// `into_make_service_with_connect_info::<SocketAddr>()`); otherwise all
+    /// unauthenticated requests share one bucket.
     pub fn request_limit(mut self, limit: RateLimit) -> Self {
         self.request_limit = Some(limit);
         self
@@ -501,9 +506,21 @@ impl Endpoint {
     /// its extensions) and applies the request limit (when on).
     async fn admit(&self, parts: &mut http::request::Parts) -> Result<(), Response> {
         if let Some(auth) = &self.config.auth {
-            let principal = auth.admit(parts).await?;
-            parts.extensions.insert(principal);
+            match auth.admit(parts).await {
+                Ok(principal) => {
+                    parts.extensions.insert(principal);
+                }
+                // A flood of refused requests is limited by address: it
+                // gets 429 instead of the refusal once over the limit.
+                Err(refusal) => return Err(self.limit(parts).await.err().unwrap_or(refusal)),
+            }
         }
+        self.limit(parts).await
+    }
+
+    /// Applies the request limit (when on) to the request's principal: the
+    /// authenticated subject, else the peer's address.
+    async fn limit(&self, parts: &http::request::Parts) -> Result<(), Response> {
         let Some(limit) = &self.config.request_limit else {
             return Ok(());
         };

@@ -253,3 +253,25 @@ async fn a_shared_store_replaces_memory() {
     first.stop().await;
     second.stop().await;
 }
+
+#[tokio::test]
+async fn refused_requests_count_against_the_address() {
+    let server = tools(Server::builder("rate", "1"), RateLimit::per_second(1000));
+    let config = HttpConfig::new()
+        .auth(auth())
+        .request_limit(RateLimit::per_minute(2));
+    let endpoint = Endpoint::start(server, config).await;
+    for _ in 0..2 {
+        let refused = endpoint.list_tools(Some("guessed-token")).await;
+        assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+    }
+    let flood = endpoint.list_tools(Some("guessed-token")).await;
+    assert_eq!(flood.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(!flood.header("retry-after").is_empty());
+    // A valid token has its own bucket.
+    assert_eq!(
+        endpoint.list_tools(Some(ALICE)).await.status,
+        StatusCode::OK
+    );
+    endpoint.stop().await;
+}
