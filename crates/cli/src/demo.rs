@@ -13,9 +13,24 @@ use toolwire::protocol::{
     SamplingMessage, TextContent, ToolAnnotations,
 };
 use toolwire::server::{
-    NoArgs, PromptBuilder, RequestContext, ResourceBuilder, ServerBuilder, Structured, ToolBuilder,
-    ToolError, text_contents,
+    Handles, NoArgs, PromptBuilder, RateLimit, RequestContext, ResourceBuilder, ServerBuilder,
+    Structured, ToolBuilder, ToolError, text_contents,
 };
+
+/// What `serve`'s switches change in the demo.
+#[derive(Debug, Clone, Default)]
+pub struct DemoOptions {
+    /// Calls of each tool allowed per principal (`--rate-limit`).
+    pub rate_limit: Option<RateLimit>,
+    /// How long an unused basket lives (`--handle-ttl`); default 30 minutes.
+    pub handle_ttl: Option<Duration>,
+    /// Tokens are in use (`--token`): `delete_file` then needs the scope
+    /// [`DELETE_SCOPE`].
+    pub scopes: bool,
+}
+
+/// The scope `delete_file` needs when the server authenticates.
+pub const DELETE_SCOPE: &str = "delete";
 
 /// The URI of the demo's one resource.
 pub const ABOUT_URI: &str = "toolwire://demo/about";
@@ -202,66 +217,228 @@ async fn show_roots(_: NoArgs, cx: RequestContext) -> Result<String, ToolError> 
     Ok(format!("The client's roots:\n{}", lines.join("\n")))
 }
 
+/// A shopping basket: product codes and quantities, in the order added.
+#[derive(Debug, Clone, Default)]
+struct Basket {
+    lines: Vec<(String, u32)>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct BasketArgs {
+    /// The basket's id, as create_basket returned it (e.g. bsk_...).
+    basket_id: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct AddItemArgs {
+    /// The basket's id, as create_basket returned it (e.g. bsk_...).
+    basket_id: String,
+    /// The product code, e.g. "apple".
+    sku: String,
+    /// How many (1 to 99, default 1).
+    #[serde(default)]
+    quantity: Option<u32>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct CreatedBasket {
+    /// Pass this to add_item, view_basket and checkout.
+    basket_id: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct BasketLine {
+    sku: String,
+    quantity: u32,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct BasketView {
+    basket_id: String,
+    items: Vec<BasketLine>,
+    /// The sum of the quantities.
+    total_quantity: u32,
+}
+
+fn view(basket_id: &str, basket: &Basket) -> BasketView {
+    BasketView {
+        basket_id: basket_id.to_owned(),
+        items: basket
+            .lines
+            .iter()
+            .map(|(sku, quantity)| BasketLine {
+                sku: sku.clone(),
+                quantity: *quantity,
+            })
+            .collect(),
+        total_quantity: basket.lines.iter().map(|(_, q)| q).sum(),
+    }
+}
+
+/// The basket tools: state carried by an explicit handle (`basket_id`),
+/// bound to the caller and forgotten after a time without use.
+fn basket_tools(baskets: &Handles<Basket>) -> Vec<ToolBuilder> {
+    let create = {
+        let baskets = baskets.clone();
+        move |_: NoArgs, cx: RequestContext| {
+            let baskets = baskets.clone();
+            async move {
+                called("create_basket", &cx);
+                let basket_id = baskets.create(&cx, Basket::default()).await?;
+                Ok::<_, ToolError>(Structured(CreatedBasket { basket_id }))
+            }
+        }
+    };
+    let add = {
+        let baskets = baskets.clone();
+        move |args: AddItemArgs, cx: RequestContext| {
+            let baskets = baskets.clone();
+            async move {
+                called("add_item", &cx);
+                let quantity = args.quantity.unwrap_or(1);
+                if !(1..=99).contains(&quantity) {
+                    return Err(ToolError::new("quantity must be between 1 and 99"));
+                }
+                if args.sku.trim().is_empty() || args.sku.len() > 64 {
+                    return Err(ToolError::new("sku must be 1 to 64 characters"));
+                }
+                let id = args.basket_id.clone();
+                let sku = args.sku.trim().to_owned();
+                let shown = baskets
+                    .with(&cx, &args.basket_id, move |basket| {
+                        match basket.lines.iter_mut().find(|(s, _)| *s == sku) {
+                            Some((_, q)) => *q = q.saturating_add(quantity),
+                            None => basket.lines.push((sku, quantity)),
+                        }
+                        view(&id, basket)
+                    })
+                    .await?;
+                Ok(Structured(shown))
+            }
+        }
+    };
+    let show = {
+        let baskets = baskets.clone();
+        move |args: BasketArgs, cx: RequestContext| {
+            let baskets = baskets.clone();
+            async move {
+                called("view_basket", &cx);
+                let basket = baskets.get(&cx, &args.basket_id).await?;
+                Ok::<_, ToolError>(Structured(view(&args.basket_id, &basket)))
+            }
+        }
+    };
+    let checkout = {
+        let baskets = baskets.clone();
+        move |args: BasketArgs, cx: RequestContext| {
+            let baskets = baskets.clone();
+            async move {
+                called("checkout", &cx);
+                let basket = baskets.get(&cx, &args.basket_id).await?;
+                if basket.lines.is_empty() {
+                    return Err(ToolError::new(
+                        "the basket is empty: add items with add_item first",
+                    ));
+                }
+                baskets.remove(&cx, &args.basket_id).await?;
+                let total: u32 = basket.lines.iter().map(|(_, q)| q).sum();
+                Ok(format!(
+                    "Checked out {}: {total} item(s) (pretend: nothing is ordered). The basket is closed.",
+                    args.basket_id
+                ))
+            }
+        }
+    };
+    let writes = ToolAnnotations {
+        read_only_hint: Some(false),
+        destructive_hint: Some(false),
+        open_world_hint: Some(false),
+        ..Default::default()
+    };
+    vec![
+        baskets.describe(
+            ToolBuilder::new("create_basket")
+                .description("Creates an empty shopping basket and returns its basket_id.")
+                .annotations(writes.clone())
+                .handler(create),
+        ),
+        ToolBuilder::new("add_item")
+            .description("Adds a product to a basket")
+            .annotations(writes)
+            .handler(add),
+        ToolBuilder::new("view_basket")
+            .description("Shows what a basket holds")
+            .annotations(read_only())
+            .handler(show),
+        ToolBuilder::new("checkout")
+            .description("Orders what a basket holds and closes the basket (pretend)")
+            .annotations(ToolAnnotations {
+                read_only_hint: Some(false),
+                destructive_hint: Some(true),
+                open_world_hint: Some(false),
+                ..Default::default()
+            })
+            .handler(checkout),
+    ]
+}
+
 const ABOUT: &str = "# The toolwire demo server\n\n\
 Tools: echo (text), stats (structured output), countdown (progress and logs), \
-delete_file (asks for confirmation), summarize (sampling), show_roots (roots).\n";
+delete_file (asks for confirmation), summarize (sampling), show_roots (roots), and a \
+shopping basket kept behind an explicit handle: create_basket, add_item, view_basket, checkout.\n";
 
 /// The demo server's tools, resource and prompt.
-pub fn builder() -> ServerBuilder {
-    toolwire::server::Server::builder("toolwire-demo", env!("CARGO_PKG_VERSION"))
+pub fn builder(options: &DemoOptions) -> ServerBuilder {
+    let mut baskets = Handles::<Basket>::new("bsk", "basket").created_by("create_basket");
+    if let Some(ttl) = options.handle_ttl {
+        baskets = baskets.idle_timeout(ttl);
+    }
+    let mut tools = vec![
+        ToolBuilder::new("echo")
+            .description("Echoes the text back")
+            .annotations(ToolAnnotations {
+                idempotent_hint: Some(true),
+                ..read_only()
+            })
+            .handler(echo),
+        ToolBuilder::new("stats")
+            .description("Count, mean, min and max of a list of numbers (structured output)")
+            .annotations(read_only())
+            .handler(stats),
+        ToolBuilder::new("countdown")
+            .description("Counts down, reporting progress each step")
+            .annotations(read_only())
+            .handler(countdown),
+        ToolBuilder::new("delete_file")
+            .description(
+                "Deletes a file after asking the user to confirm (pretend: nothing is deleted)",
+            )
+            .annotations(ToolAnnotations {
+                read_only_hint: Some(false),
+                destructive_hint: Some(true),
+                idempotent_hint: Some(true),
+                open_world_hint: Some(false),
+                ..Default::default()
+            })
+            .handler(delete_file),
+        ToolBuilder::new("summarize")
+            .description("Summarises text with the client's model (sampling)")
+            .annotations(read_only())
+            .handler(summarize),
+        ToolBuilder::new("show_roots")
+            .description("Lists the roots the client shares")
+            .annotations(read_only())
+            .handler(show_roots),
+    ];
+    tools.extend(basket_tools(&baskets));
+    let mut builder = toolwire::server::Server::builder("toolwire-demo", env!("CARGO_PKG_VERSION"))
         .title("toolwire demo")
         .instructions(
             "A demo of MCP 2026-07-28. echo repeats text; stats summarises numbers \
              (structured output); countdown reports progress; delete_file asks the user \
              to confirm (nothing is really deleted); summarize asks the client's model; \
-             show_roots lists the client's roots.",
-        )
-        .tool(
-            ToolBuilder::new("echo")
-                .description("Echoes the text back")
-                .annotations(ToolAnnotations {
-                    idempotent_hint: Some(true),
-                    ..read_only()
-                })
-                .handler(echo),
-        )
-        .tool(
-            ToolBuilder::new("stats")
-                .description("Count, mean, min and max of a list of numbers (structured output)")
-                .annotations(read_only())
-                .handler(stats),
-        )
-        .tool(
-            ToolBuilder::new("countdown")
-                .description("Counts down, reporting progress each step")
-                .annotations(read_only())
-                .handler(countdown),
-        )
-        .tool(
-            ToolBuilder::new("delete_file")
-                .description(
-                    "Deletes a file after asking the user to confirm (pretend: nothing is deleted)",
-                )
-                .annotations(ToolAnnotations {
-                    read_only_hint: Some(false),
-                    destructive_hint: Some(true),
-                    idempotent_hint: Some(true),
-                    open_world_hint: Some(false),
-                    ..Default::default()
-                })
-                .handler(delete_file),
-        )
-        .tool(
-            ToolBuilder::new("summarize")
-                .description("Summarises text with the client's model (sampling)")
-                .annotations(read_only())
-                .handler(summarize),
-        )
-        .tool(
-            ToolBuilder::new("show_roots")
-                .description("Lists the roots the client shares")
-                .annotations(read_only())
-                .handler(show_roots),
+             show_roots lists the client's roots; create_basket, add_item, view_basket and \
+             checkout keep a basket behind the basket_id handle.",
         )
         .resource(
             ResourceBuilder::new(ABOUT_URI, "about")
@@ -282,5 +459,15 @@ pub fn builder() -> ServerBuilder {
                         format!("Say hello to {name} in one friendly sentence."),
                     )])
                 }),
-        )
+        );
+    for mut tool in tools {
+        if let Some(limit) = options.rate_limit {
+            tool = tool.rate_limit(limit);
+        }
+        if options.scopes && tool.definition().name == "delete_file" {
+            tool = tool.require_scopes([DELETE_SCOPE]);
+        }
+        builder = builder.tool(tool);
+    }
+    builder
 }

@@ -375,8 +375,9 @@ async fn probe(url: &str) -> Probe {
 }
 
 /// Up to `count` names close to `wanted`, closest first: within a few
-/// edits, or containing it (or contained in it). When none is close, the
-/// first names in the server's order.
+/// edits, or containing it (or contained in it), and no more than one edit
+/// further than the closest. When none is close, the first names in the
+/// server's order.
 pub fn closest<'a>(wanted: &str, names: &'a [String], count: usize) -> Vec<&'a str> {
     let wanted_lower = wanted.to_ascii_lowercase();
     let limit = (wanted.chars().count() / 3).max(2);
@@ -386,13 +387,13 @@ pub fn closest<'a>(wanted: &str, names: &'a [String], count: usize) -> Vec<&'a s
             let lower = name.to_ascii_lowercase();
             let distance = edit_distance(&wanted_lower, &lower);
             let related = lower.contains(&wanted_lower) || wanted_lower.contains(&lower);
-            let score = if related { distance.min(1) } else { distance };
-            (score <= limit).then_some((score, name.as_str()))
+            (distance <= limit || related).then_some((distance, name.as_str()))
         })
         .collect();
-    if scored.is_empty() {
+    let Some(best) = scored.iter().map(|(d, _)| *d).min() else {
         return names.iter().take(count).map(String::as_str).collect();
-    }
+    };
+    scored.retain(|(d, _)| *d <= best + 1);
     scored.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)));
     scored.into_iter().take(count).map(|(_, n)| n).collect()
 }
@@ -426,7 +427,7 @@ mod tests {
 
     #[test]
     fn closest_names_come_first() {
-        let names: Vec<String> = ["echo", "stats", "countdown", "delete_file"]
+        let names: Vec<String> = ["echo", "stats", "countdown", "delete_file", "checkout"]
             .iter()
             .map(|s| s.to_string())
             .collect();

@@ -2,11 +2,14 @@
 //! graceful shutdown on Ctrl-C (or SIGTERM).
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use clap::Args;
-use toolwire::server::StateKey;
+use toolwire::server::auth::{AuthConfig, StaticTokens};
 use toolwire::server::http::{HttpConfig, HttpServer};
+use toolwire::server::{Principal, RateLimit, StateKey};
 
+use crate::demo::DemoOptions;
 use crate::failure::Failure;
 
 /// Keys that seal `requestState`, for several instances behind one endpoint.
@@ -20,7 +23,8 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:8931";
 #[command(after_help = "Examples:\n  \
     toolwire serve                          # http://127.0.0.1:8931/mcp\n  \
     toolwire serve --http 127.0.0.1:0       # any free port (printed on stderr)\n  \
-    toolwire serve --stdio                  # for `toolwire list -- toolwire serve --stdio`\n\n\
+    toolwire serve --stdio                  # for `toolwire list -- toolwire serve --stdio`\n  \
+    toolwire serve --token s3cret-token:delete --rate-limit 10/60 --handle-ttl 300\n\n\
     Logs go to stderr; RUST_LOG filters them (default: info).\n\
     TOOLWIRE_STATE_KEYS: comma-separated 32-byte keys (base64 or hex) that seal\n\
     requestState, shared by several instances behind one endpoint (default: a\n\
@@ -38,17 +42,85 @@ pub struct ServeArgs {
 
     /// Also accept browser requests from ORIGIN, e.g. https://app.example.com
     /// (repeatable). Loopback origins are always accepted; others get 403.
-    #[arg(long, value_name = "ORIGIN")]
+    #[arg(long, value_name = "ORIGIN", conflicts_with = "stdio")]
     allow_origin: Vec<String>,
 
     /// Also accept requests whose Host header names HOST (repeatable); needed
     /// when clients reach the server by a non-loopback name or address.
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", conflicts_with = "stdio")]
     allow_host: Vec<String>,
+
+    /// Require a bearer token (HTTP only; repeatable): once one is given, a
+    /// request without a valid `Authorization: Bearer TOKEN` gets 401. The
+    /// scopes after `:` are granted to the token; `delete_file` then needs
+    /// the scope `delete` (e.g. --token s3cret-token:delete). Tokens must
+    /// not contain `:`.
+    #[arg(long = "token", value_name = "TOKEN[:SCOPE,...]", value_parser = parse_token, conflicts_with = "stdio")]
+    tokens: Vec<(String, Vec<String>)>,
+
+    /// Allow N calls of each tool per SECS seconds for each caller (per
+    /// principal and tool), e.g. 10/60; a call over the limit gets a tool
+    /// error saying when to retry. All calls together are limited to 100
+    /// per second per caller regardless.
+    #[arg(long, value_name = "N/SECS", value_parser = parse_rate)]
+    rate_limit: Option<RateLimit>,
+
+    /// Forget a basket (the basket_id handle of create_basket) after SECS
+    /// seconds without use. [default: 1800]
+    #[arg(long, value_name = "SECS", value_parser = parse_ttl)]
+    handle_ttl: Option<Duration>,
+}
+
+fn parse_token(text: &str) -> Result<(String, Vec<String>), String> {
+    let (token, scopes) = match text.split_once(':') {
+        Some((token, scopes)) => (token, scopes),
+        None => (text, ""),
+    };
+    if token.is_empty() {
+        return Err("the token is empty; expected TOKEN or TOKEN:scope,scope".into());
+    }
+    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("a token cannot contain spaces or control characters".into());
+    }
+    let scopes = scopes
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    Ok((token.to_owned(), scopes))
+}
+
+fn parse_rate(text: &str) -> Result<RateLimit, String> {
+    let bad = || format!("{text:?}: expected N/SECS, e.g. 10/60 for 10 calls a minute");
+    let (count, seconds) = text.split_once('/').ok_or_else(bad)?;
+    let count: u32 = count.trim().parse().map_err(|_| bad())?;
+    let seconds: f64 = seconds.trim().parse().map_err(|_| bad())?;
+    if count == 0 || !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
+        return Err(format!(
+            "{text:?}: N must be at least 1 and SECS between 0 and 86400"
+        ));
+    }
+    Ok(RateLimit::new(count, Duration::from_secs_f64(seconds)))
+}
+
+fn parse_ttl(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 30.0 * 86_400.0) {
+        return Err("the handle TTL must be between 0 and 2592000 seconds (30 days)".into());
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), Failure> {
-    let mut builder = crate::demo::builder()
+    let options = DemoOptions {
+        rate_limit: args.rate_limit,
+        handle_ttl: args.handle_ttl,
+        scopes: !args.tokens.is_empty(),
+    };
+    let mut builder = crate::demo::builder(&options)
         .state_keys_from_env(STATE_KEYS_ENV)
         .map_err(Failure::usage)?;
     if std::env::var_os(STATE_KEYS_ENV).is_none() {
@@ -68,8 +140,15 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             () = shutdown => Ok(()),
         }
     } else {
-        let addr = resolve(args.http.as_deref().unwrap_or(DEFAULT_ADDR)).await?;
+        let mut addr = resolve(args.http.as_deref().unwrap_or(DEFAULT_ADDR)).await?;
         let mut config = HttpConfig::new();
+        if !args.tokens.is_empty() {
+            if addr.port() == 0 {
+                // The resource URI names the port: pick it now.
+                addr = free_port(addr)?;
+            }
+            config = config.auth(auth_config(addr, &args.tokens)?);
+        }
         for origin in &args.allow_origin {
             config = config.allow_origin(origin);
         }
@@ -94,6 +173,32 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         eprintln!("toolwire: stopped");
         Ok(())
     }
+}
+
+/// Bearer tokens as principals `token-1`, `token-2`, ... (the token itself
+/// is never logged), for the resource `http://ADDR/mcp`.
+fn auth_config(addr: SocketAddr, tokens: &[(String, Vec<String>)]) -> Result<AuthConfig, Failure> {
+    let mut table = StaticTokens::new();
+    for (index, (token, scopes)) in tokens.iter().enumerate() {
+        let principal = Principal::new(format!("token-{}", index + 1)).with_scopes(scopes.clone());
+        table = table.token(token, principal);
+    }
+    let resource = format!("http://{addr}/mcp");
+    let config = AuthConfig::new(&resource, table)
+        .map_err(|e| Failure::usage(format!("cannot protect {resource}: {e}")))?
+        .resource_name("toolwire demo");
+    tracing::info!(
+        tokens = tokens.len(),
+        "bearer tokens required (`toolwire list URL --bearer TOKEN`)"
+    );
+    Ok(config)
+}
+
+/// A free port on `addr`'s address (bound, then released for the server).
+fn free_port(addr: SocketAddr) -> Result<SocketAddr, Failure> {
+    std::net::TcpListener::bind(addr)
+        .and_then(|listener| listener.local_addr())
+        .map_err(|e| bind_failure(addr, e))
 }
 
 /// `host:port`, `[v6]:port`, or a port alone (on 127.0.0.1).

@@ -47,7 +47,15 @@ fn help_lists_every_command_and_each_command_has_help() {
         assert!(call.contains(flag), "call --help lacks {flag}:\n{call}");
     }
     let serve = toolwire(&["serve", "--help"], "").stdout;
-    for flag in ["--http", "--stdio", "--allow-origin", "--allow-host"] {
+    for flag in [
+        "--http",
+        "--stdio",
+        "--allow-origin",
+        "--allow-host",
+        "--token",
+        "--rate-limit",
+        "--handle-ttl",
+    ] {
         assert!(serve.contains(flag), "serve --help lacks {flag}:\n{serve}");
     }
     let version = toolwire(&["--version"], "");
