@@ -80,13 +80,6 @@ struct SummarizeArgs {
     text: String,
 }
 
-/// Logs a call on the server's stderr, so the person running `toolwire
-/// serve` sees calls arrive.
-fn called(tool: &str, cx: &RequestContext) {
-    let principal = cx.principal().subject.as_deref().unwrap_or("anonymous");
-    tracing::info!(target: "toolwire::demo", tool, principal, "tools/call");
-}
-
 fn read_only() -> ToolAnnotations {
     ToolAnnotations {
         read_only_hint: Some(true),
@@ -95,13 +88,11 @@ fn read_only() -> ToolAnnotations {
     }
 }
 
-async fn echo(args: EchoArgs, cx: RequestContext) -> String {
-    called("echo", &cx);
+async fn echo(args: EchoArgs, _cx: RequestContext) -> String {
     args.text
 }
 
-async fn stats(args: StatsArgs, cx: RequestContext) -> Result<Structured<Stats>, ToolError> {
-    called("stats", &cx);
+async fn stats(args: StatsArgs, _cx: RequestContext) -> Result<Structured<Stats>, ToolError> {
     let numbers = args.numbers;
     if numbers.is_empty() {
         return Err(ToolError::new(
@@ -121,7 +112,6 @@ async fn stats(args: StatsArgs, cx: RequestContext) -> Result<Structured<Stats>,
 }
 
 async fn countdown(args: CountdownArgs, cx: RequestContext) -> Result<String, ToolError> {
-    called("countdown", &cx);
     if !(1..=60).contains(&args.seconds) {
         return Err(ToolError::new("seconds must be between 1 and 60"));
     }
@@ -150,7 +140,6 @@ async fn countdown(args: CountdownArgs, cx: RequestContext) -> Result<String, To
 
 /// Asks for confirmation in a form; the answer arrives with the retry.
 async fn delete_file(args: DeleteArgs, cx: RequestContext) -> Result<String, ToolError> {
-    called("delete_file", &cx);
     let schema = json!({
         "type": "object",
         "properties": {"confirm": {"type": "boolean", "title": "Really delete?"}},
@@ -176,7 +165,6 @@ async fn delete_file(args: DeleteArgs, cx: RequestContext) -> Result<String, Too
 
 /// Asks the client's model for a one-sentence summary.
 async fn summarize(args: SummarizeArgs, cx: RequestContext) -> Result<String, ToolError> {
-    called("summarize", &cx);
     let question = SamplingMessage::new(
         Role::User,
         SamplingContent::Text(TextContent {
@@ -201,7 +189,6 @@ async fn summarize(args: SummarizeArgs, cx: RequestContext) -> Result<String, To
 
 /// Asks the client where it lets the server work.
 async fn show_roots(_: NoArgs, cx: RequestContext) -> Result<String, ToolError> {
-    called("show_roots", &cx);
     let roots = cx.list_roots("roots")?;
     if roots.roots.is_empty() {
         return Ok("The client shares no roots.".to_owned());
@@ -283,7 +270,6 @@ fn basket_tools(baskets: &Handles<Basket>) -> Vec<ToolBuilder> {
         move |_: NoArgs, cx: RequestContext| {
             let baskets = baskets.clone();
             async move {
-                called("create_basket", &cx);
                 let basket_id = baskets.create(&cx, Basket::default()).await?;
                 Ok::<_, ToolError>(Structured(CreatedBasket { basket_id }))
             }
@@ -294,7 +280,6 @@ fn basket_tools(baskets: &Handles<Basket>) -> Vec<ToolBuilder> {
         move |args: AddItemArgs, cx: RequestContext| {
             let baskets = baskets.clone();
             async move {
-                called("add_item", &cx);
                 let quantity = args.quantity.unwrap_or(1);
                 if !(1..=99).contains(&quantity) {
                     return Err(ToolError::new("quantity must be between 1 and 99"));
@@ -322,7 +307,6 @@ fn basket_tools(baskets: &Handles<Basket>) -> Vec<ToolBuilder> {
         move |args: BasketArgs, cx: RequestContext| {
             let baskets = baskets.clone();
             async move {
-                called("view_basket", &cx);
                 let basket = baskets.get(&cx, &args.basket_id).await?;
                 Ok::<_, ToolError>(Structured(view(&args.basket_id, &basket)))
             }
@@ -333,7 +317,6 @@ fn basket_tools(baskets: &Handles<Basket>) -> Vec<ToolBuilder> {
         move |args: BasketArgs, cx: RequestContext| {
             let baskets = baskets.clone();
             async move {
-                called("checkout", &cx);
                 let basket = baskets.get(&cx, &args.basket_id).await?;
                 if basket.lines.is_empty() {
                     return Err(ToolError::new(

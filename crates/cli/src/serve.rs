@@ -166,7 +166,14 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             );
         }
         eprintln!("toolwire: serving the demo MCP server at {url} (Ctrl-C to stop)");
-        eprintln!("toolwire: try `toolwire list {url}` or `toolwire call {url} echo text=hello`");
+        let bearer = if args.tokens.is_empty() {
+            ""
+        } else {
+            " --bearer TOKEN"
+        };
+        eprintln!(
+            "toolwire: try `toolwire list {url}{bearer}` or `toolwire call {url} echo text=hello{bearer}`"
+        );
         http.run_until(shutdown)
             .await
             .map_err(|e| Failure::protocol(format!("the HTTP server failed: {e}")))?;
