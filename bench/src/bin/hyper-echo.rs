@@ -1,0 +1,148 @@
+//! The ceiling: bare hyper 1.x (HTTP/1.1, keep-alive, TCP_NODELAY) that
+//! parses the JSON-RPC body with serde_json and answers `tools/call` with a
+//! fixed-shape result echoing `arguments.text`, in the same shape toolwire
+//! answers. No header checks, no `_meta` checks, no schema: what no MCP
+//! server can beat.
+//!
+//! ```text
+//! hyper-echo <port>
+//! ```
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use http::header::{CONTENT_TYPE, HeaderValue};
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use tokio::net::TcpListener;
+
+#[derive(Deserialize)]
+struct Call<'a> {
+    #[serde(borrow)]
+    id: &'a RawValue,
+    #[allow(dead_code)]
+    method: String,
+    params: Params,
+}
+
+#[derive(Deserialize)]
+struct Params {
+    #[allow(dead_code)]
+    name: String,
+    arguments: Arguments,
+}
+
+#[derive(Deserialize)]
+struct Arguments {
+    text: String,
+}
+
+#[derive(Serialize)]
+struct Reply<'a> {
+    jsonrpc: &'static str,
+    id: &'a RawValue,
+    result: CallResult,
+}
+
+#[derive(Serialize)]
+struct CallResult {
+    content: [Text; 1],
+    #[serde(rename = "resultType")]
+    result_type: &'static str,
+    #[serde(rename = "_meta")]
+    meta: ResultMeta,
+}
+
+#[derive(Serialize)]
+struct Text {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: String,
+}
+
+#[derive(Serialize)]
+struct ResultMeta {
+    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+    server_info: ServerInfo,
+}
+
+#[derive(Serialize)]
+struct ServerInfo {
+    name: &'static str,
+    version: &'static str,
+}
+
+async fn handle(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let body = match request.into_body().collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(_) => return Ok(status(StatusCode::BAD_REQUEST)),
+    };
+    let Ok(call) = serde_json::from_slice::<Call<'_>>(&body) else {
+        return Ok(status(StatusCode::BAD_REQUEST));
+    };
+    let reply = Reply {
+        jsonrpc: "2.0",
+        id: call.id,
+        result: CallResult {
+            content: [Text {
+                kind: "text",
+                text: call.params.arguments.text,
+            }],
+            result_type: "complete",
+            meta: ResultMeta {
+                server_info: ServerInfo {
+                    name: "hyper-echo",
+                    version: "0.1.0",
+                },
+            },
+        },
+    };
+    let bytes = serde_json::to_vec(&reply).unwrap_or_default();
+    let mut response = Response::new(Full::new(Bytes::from(bytes)));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    Ok(response)
+}
+
+fn status(code: StatusCode) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = code;
+    response
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let port: u16 = match std::env::args().nth(1).and_then(|p| p.parse().ok()) {
+        Some(port) => port,
+        None => {
+            eprintln!("usage: hyper-echo <port>");
+            std::process::exit(2);
+        }
+    };
+    toolwire_bench::raise_nofile_limit();
+    let listener = TcpListener::bind(SocketAddr::new(toolwire_bench::LOOPBACK, port)).await?;
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(_) => {
+                // Out of descriptors or similar: back off instead of spinning.
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(async move {
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service_fn(handle))
+                .await;
+        });
+    }
+}

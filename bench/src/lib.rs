@@ -1,0 +1,26 @@
+//! Shared pieces of the toolwire benchmarks: the requests a 2026-07-28
+//! client sends and the checks on what comes back ([`workload`]), the
+//! toolwire server every toolwire figure is taken from ([`servers`]), the
+//! HTTP load generator ([`loadgen`]), server processes and their memory
+//! ([`process`]), and the tables ([`report`]).
+
+pub mod loadgen;
+pub mod process;
+pub mod report;
+pub mod servers;
+pub mod workload;
+
+/// Every network address used by the benchmarks is on this host.
+pub const LOOPBACK: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
+/// Raises this process's open-file soft limit to its hard limit (children
+/// inherit it) and returns the new soft limit.
+pub fn raise_nofile_limit() -> u64 {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => limit,
+        Err(error) => {
+            eprintln!("warning: could not raise RLIMIT_NOFILE: {error}");
+            rlimit::getrlimit(rlimit::Resource::NOFILE).map_or(1024, |(soft, _)| soft)
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! The HTTP load generator: N keep-alive HTTP/1.1 connections (hyper
+//! client), each sending one request at a time as fast as replies come back,
+//! first for a warm-up that is not counted, then for the measured duration.
+//! Every reply is checked ([`Workload::check`]); a wrong one is an error.
+//!
+//! Every loop is bounded in time (the deadline, a per-request timeout) and in
+//! count (requests per connection, reconnections).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hdrhistogram::Histogram;
+use http::header::{self, HeaderValue};
+use http::{Method, Request};
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+use crate::workload::{PATH, PROTOCOL_VERSION, Workload};
+
+/// Most requests one connection sends in one run.
+const MAX_REQUESTS_PER_CONNECTION: u64 = 50_000_000;
+/// Most times one connection is re-opened after a failure.
+const MAX_RECONNECTS: u32 = 50;
+/// Errors kept verbatim for the report.
+const KEPT_ERRORS: usize = 5;
+
+/// One load run.
+#[derive(Debug, Clone)]
+pub struct LoadConfig {
+    /// The server (always on 127.0.0.1).
+    pub addr: SocketAddr,
+    /// Concurrent connections, each with one request in flight.
+    pub connections: usize,
+    /// Load before measuring (not counted).
+    pub warmup: Duration,
+    /// Measured load.
+    pub duration: Duration,
+    /// Longest wait for one reply; a slower one is an error.
+    pub request_timeout: Duration,
+    /// What to send.
+    pub workload: Workload,
+    /// Stop after this many requests in all (warm-up included), if given.
+    pub max_requests: Option<u64>,
+}
+
+/// What one run measured.
+#[derive(Debug)]
+pub struct LoadResult {
+    /// Correct replies to requests started in the measured window.
+    pub ok: u64,
+    /// Wrong replies, failed requests and timeouts in the measured window.
+    pub errors: u64,
+    /// Errors during the warm-up (reported, not counted).
+    pub warmup_errors: u64,
+    /// Every reply received, warm-up included (what the server did in all).
+    pub replies: u64,
+    /// The measured window.
+    pub elapsed: Duration,
+    /// Latency of the correct measured replies, in microseconds.
+    pub latency: Histogram<u64>,
+    /// The first few errors, verbatim.
+    pub sample_errors: Vec<String>,
+}
+
+impl LoadResult {
+    /// Correct replies per second.
+    pub fn rps(&self) -> f64 {
+        self.ok as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// A latency histogram in microseconds, 1 µs to 60 s, 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000, 3).expect("valid histogram bounds")
+}
+
+/// Runs the load and returns what it measured.
+pub async fn run(config: &LoadConfig) -> LoadResult {
+    assert!(
+        config.addr.ip().is_loopback(),
+        "the load generator only targets 127.0.0.1"
+    );
+    let start = Instant::now();
+    let measure_from = start + config.warmup;
+    let end = measure_from + config.duration;
+    let host = HeaderValue::from_str(&config.addr.to_string()).expect("an address is a valid Host");
+    let connections = config.connections.max(1);
+    let budget = Arc::new(AtomicU64::new(config.max_requests.unwrap_or(u64::MAX)));
+    let mut tasks = Vec::with_capacity(connections);
+    for index in 0..connections {
+        let task = Connection {
+            addr: config.addr,
+            host: host.clone(),
+            workload: config.workload,
+            timeout: config.request_timeout,
+            first_id: index as u64 + 1,
+            stride: connections as u64,
+            measure_from,
+            end,
+            budget: Arc::clone(&budget),
+        };
+        tasks.push(tokio::spawn(task.run()));
+    }
+    let mut result = LoadResult {
+        ok: 0,
+        errors: 0,
+        warmup_errors: 0,
+        replies: 0,
+        elapsed: config.duration,
+        latency: new_histogram(),
+        sample_errors: Vec::new(),
+    };
+    for task in tasks {
+        match task.await {
+            Ok(tally) => {
+                result.ok += tally.ok;
+                result.errors += tally.errors;
+                result.warmup_errors += tally.warmup_errors;
+                result.replies += tally.replies;
+                let _ = result.latency.add(&tally.latency);
+                for error in tally.sample_errors {
+                    if result.sample_errors.len() < KEPT_ERRORS {
+                        result.sample_errors.push(error);
+                    }
+                }
+            }
+            Err(error) => {
+                result.errors += 1;
+                result
+                    .sample_errors
+                    .push(format!("load task failed: {error}"));
+            }
+        }
+    }
+    result
+}
+
+struct Connection {
+    addr: SocketAddr,
+    host: HeaderValue,
+    workload: Workload,
+    timeout: Duration,
+    first_id: u64,
+    stride: u64,
+    measure_from: Instant,
+    end: Instant,
+    budget: Arc<AtomicU64>,
+}
+
+struct Tally {
+    ok: u64,
+    errors: u64,
+    warmup_errors: u64,
+    replies: u64,
+    latency: Histogram<u64>,
+    sample_errors: Vec<String>,
+}
+
+impl Tally {
+    fn error(&mut self, measured: bool, error: String) {
+        if measured {
+            self.errors += 1;
+        } else {
+            self.warmup_errors += 1;
+        }
+        if self.sample_errors.len() < KEPT_ERRORS {
+            self.sample_errors.push(error);
+        }
+    }
+}
+
+type Sender = http1::SendRequest<Full<Bytes>>;
+
+impl Connection {
+    async fn run(self) -> Tally {
+        let mut tally = Tally {
+            ok: 0,
+            errors: 0,
+            warmup_errors: 0,
+            replies: 0,
+            latency: new_histogram(),
+            sample_errors: Vec::new(),
+        };
+        let mut sender: Option<Sender> = None;
+        let mut reconnects = 0u32;
+        let mut id = self.first_id;
+        for _ in 0..MAX_REQUESTS_PER_CONNECTION {
+            let now = Instant::now();
+            if now >= self.end {
+                break;
+            }
+            let measured = now >= self.measure_from;
+            let send = match sender.as_mut() {
+                Some(send) => send,
+                None => {
+                    if reconnects > MAX_RECONNECTS {
+                        tally.error(
+                            measured,
+                            "too many reconnections; connection given up".into(),
+                        );
+                        break;
+                    }
+                    reconnects += 1;
+                    match tokio::time::timeout(self.timeout, connect(self.addr)).await {
+                        Ok(Ok(send)) => sender.insert(send),
+                        Ok(Err(error)) => {
+                            tally.error(measured, format!("connect: {error}"));
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        }
+                        Err(_) => {
+                            tally.error(measured, "connect timed out".into());
+                            continue;
+                        }
+                    }
+                }
+            };
+            let left = self
+                .budget
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+            if left.is_err() {
+                break;
+            }
+            let request = self.request(id);
+            let started = Instant::now();
+            let outcome = tokio::time::timeout(self.timeout, exchange(send, request)).await;
+            let latency = started.elapsed();
+            match outcome {
+                Ok(Ok((status, content_type, body))) => {
+                    tally.replies += 1;
+                    match self
+                        .workload
+                        .check(id, status, content_type.as_deref(), &body)
+                    {
+                        Ok(()) => {
+                            if measured {
+                                tally.ok += 1;
+                                let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
+                                tally.latency.saturating_record(micros.max(1));
+                            }
+                        }
+                        Err(error) => tally.error(measured, error),
+                    }
+                }
+                Ok(Err(error)) => {
+                    tally.error(measured, format!("request failed: {error}"));
+                    sender = None;
+                }
+                Err(_) => {
+                    tally.error(measured, format!("no reply within {:?}", self.timeout));
+                    sender = None;
+                }
+            }
+            id += self.stride;
+        }
+        tally
+    }
+
+    fn request(&self, id: u64) -> Request<Full<Bytes>> {
+        let workload = self.workload;
+        let mut builder = Request::builder()
+            .method(Method::POST)
+            .uri(PATH)
+            .header(header::HOST, self.host.clone())
+            .header(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )
+            .header(
+                header::ACCEPT,
+                HeaderValue::from_static("application/json, text/event-stream"),
+            )
+            .header(
+                "mcp-protocol-version",
+                HeaderValue::from_static(PROTOCOL_VERSION),
+            )
+            .header("mcp-method", HeaderValue::from_static(workload.method()));
+        if let Some(tool) = workload.tool() {
+            builder = builder.header("mcp-name", HeaderValue::from_static(tool));
+        }
+        builder
+            .body(Full::new(Bytes::from(workload.body(id))))
+            .expect("a valid request")
+    }
+}
+
+/// Opens one HTTP/1.1 connection (TCP_NODELAY on) and drives it in a task.
+pub async fn connect(addr: SocketAddr) -> Result<Sender, String> {
+    let stream = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    let (sender, connection) = http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
+/// Sends one request and reads the whole reply.
+async fn exchange(
+    sender: &mut Sender,
+    request: Request<Full<Bytes>>,
+) -> Result<(u16, Option<String>, Bytes), String> {
+    sender.ready().await.map_err(|e| e.to_string())?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (parts, body) = response.into_parts();
+    let body = body.collect().await.map_err(|e| e.to_string())?.to_bytes();
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    Ok((parts.status.as_u16(), content_type, body))
+}

@@ -1,0 +1,178 @@
+//! Server processes: started fresh on a free loopback port, killed after,
+//! and their memory read from `/proc/<pid>/status`.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::LOOPBACK;
+
+/// How long a server may take to start listening.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The directory holding this workspace's binaries (next to the running one).
+pub fn binary_dir() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The path of a sibling binary, or an error saying how to build it.
+pub fn binary(name: &str) -> Result<PathBuf, String> {
+    let path = binary_dir().join(name);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "{} not found: build the benchmark binaries first \
+             (cargo build --release --manifest-path bench/Cargo.toml --bins, or use bench/run.sh)",
+            path.display()
+        ))
+    }
+}
+
+/// A port on 127.0.0.1 that was free a moment ago.
+pub fn free_port() -> std::io::Result<u16> {
+    let listener = TcpListener::bind((LOOPBACK, 0))?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// A running server process, killed when dropped.
+#[derive(Debug)]
+pub struct ServerProcess {
+    child: Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// What it is.
+    pub name: String,
+}
+
+impl ServerProcess {
+    /// Starts `binary <port> args...` on a free port and waits until it accepts
+    /// connections.
+    pub fn start(binary: &Path, args: &[String]) -> Result<ServerProcess, String> {
+        let port = free_port().map_err(|e| format!("no free port: {e}"))?;
+        let name = binary
+            .file_name()
+            .map_or_else(|| "server".to_owned(), |n| n.to_string_lossy().into_owned());
+        let child = Command::new(binary)
+            .arg(port.to_string())
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("could not start {}: {e}", binary.display()))?;
+        let mut server = ServerProcess {
+            child,
+            addr: SocketAddr::new(LOOPBACK, port),
+            name,
+        };
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if TcpStream::connect_timeout(&server.addr, Duration::from_millis(200)).is_ok() {
+                return Ok(server);
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(format!("{} exited at start-up: {status}", server.name));
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "{} did not listen within {START_TIMEOUT:?}",
+                    server.name
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Its current memory.
+    pub fn memory(&self) -> Memory {
+        Memory::of(self.pid())
+    }
+
+    /// The CPU time it has used so far.
+    pub fn cpu_time(&self) -> Duration {
+        cpu_time(self.pid())
+    }
+
+    /// Kills it and waits for it.
+    pub fn stop(mut self) {
+        self.kill();
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// CPU time (user + system, all threads) a process has used so far, from
+/// `/proc/<pid>/stat` (in USER_HZ ticks, 100 per second on Linux); zero when
+/// it cannot be read.
+pub fn cpu_time(pid: u32) -> Duration {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return Duration::ZERO;
+    };
+    // The command name is in parentheses and may hold spaces: skip past it.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return Duration::ZERO;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3 (state); utime and stime are fields 14 and 15.
+    let tick = |i: usize| {
+        fields
+            .get(i - 3)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Duration::from_millis((tick(14) + tick(15)) * 10)
+}
+
+/// Resident memory of a process, in bytes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Memory {
+    /// `VmRSS`: resident now.
+    pub rss: u64,
+    /// `VmHWM`: the peak resident size so far.
+    pub peak: u64,
+}
+
+impl Memory {
+    /// Reads `/proc/<pid>/status`; zeros when it cannot be read.
+    pub fn of(pid: u32) -> Memory {
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            return Memory::default();
+        };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|rest| {
+                    rest.trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                })
+                .map_or(0, |kib| kib * 1024)
+        };
+        Memory {
+            rss: field("VmRSS:"),
+            peak: field("VmHWM:"),
+        }
+    }
+}
