@@ -41,6 +41,17 @@ pub struct ConnectArgs {
     )]
     pub bearer: Option<String>,
 
+    /// When the server answers 401, authorize with OAuth 2.1 (authorization
+    /// code + PKCE): the URL to open is printed, the redirect is received on
+    /// 127.0.0.1:--oauth-port, and tokens are kept (owner-only) in
+    /// $XDG_CONFIG_HOME/toolwire/tokens.json. Ignored with --bearer.
+    #[arg(long)]
+    pub oauth: bool,
+
+    /// The loopback port that receives the OAuth redirect.
+    #[arg(long, value_name = "PORT", default_value = "8932")]
+    pub oauth_port: u16,
+
     /// Seconds to wait for an answer; each progress notification restarts
     /// the clock.
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_seconds)]
@@ -175,6 +186,8 @@ impl Connection {
                 }
                 if let Some(token) = &args.bearer {
                     http = http.bearer_token(token);
+                } else if args.oauth {
+                    http = http.oauth(oauth(args.oauth_port)?);
                 }
                 let transport = http
                     .build()
@@ -409,6 +422,23 @@ pub fn text_of(content: &[ContentBlock]) -> String {
         .filter_map(ContentBlock::as_text)
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// OAuth 2.1 for servers that answer 401: a loopback redirect on `port`
+/// and tokens in the user's config directory.
+fn oauth(port: u16) -> Result<toolwire::client::auth::OAuth, Failure> {
+    use toolwire::client::auth::{FileStore, LoopbackRedirect, OAuth};
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".config"))
+        })
+        .ok_or_else(|| Failure::usage("--oauth needs HOME or XDG_CONFIG_HOME to store tokens"))?;
+    OAuth::builder(LoopbackRedirect::on_port(port))
+        .client_name("toolwire")
+        .store(FileStore::new(config.join("toolwire").join("tokens.json")))
+        .build()
+        .map_err(|e| Failure::usage(format!("--oauth: {e}")))
 }
 
 #[cfg(test)]
