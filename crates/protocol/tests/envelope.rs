@@ -363,3 +363,48 @@ fn error_constructors() {
         })
     );
 }
+
+/// `from_slice` reads objects straight into their fields; whatever that way
+/// refuses goes through a whole JSON value instead. Both must classify
+/// every input the same: compare with `from_value` of the parsed value.
+#[test]
+fn from_slice_agrees_with_from_value() {
+    let inputs = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#,
+        "  \n\t{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"m\"}",
+        // Duplicate members: the last one wins, as in a JSON value.
+        r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"a","method":"b","params":{"x":1},"params":{"y":2}}"#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,
+        r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/x","params":{"a":[1,2,{"b":null}]}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","extra":true}"#,
+        r#"["jsonrpc","2.0"]"#,
+        r#"{}"#,
+    ];
+    for input in inputs {
+        let value: Value = serde_json::from_str(input).unwrap();
+        assert_eq!(
+            Message::from_slice(input.as_bytes()),
+            Message::from_value(value),
+            "{input}"
+        );
+    }
+    // Not JSON, or JSON with trailing bytes: a parse error either way.
+    for input in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"m"} x"#,
+        r#"{"jsonrpc":"2.0""#,
+    ] {
+        assert!(
+            matches!(
+                Message::from_slice(input.as_bytes()),
+                Err(MessageError::Parse(_))
+            ),
+            "{input}"
+        );
+    }
+}

@@ -4,14 +4,14 @@
 use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolwire_protocol::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, DiscoverResult, ErrorObject,
-    ErrorResponse, JsonObject, ListChangedCapability, ListToolsResult, Message, Meta,
-    PaginatedRequestParams, Request, ResourcesCapability, ResultResponse, ResultType,
-    ServerCapabilities, code, keys,
+    ErrorResponse, Implementation, JsonObject, ListChangedCapability, ListToolsResult,
+    LoggingLevel, Message, PaginatedRequestParams, ProgressToken, Request, ResourcesCapability,
+    ResultResponse, ResultType, ServerCapabilities, code, keys,
 };
 
 use crate::audit::{self, Denial, Outcome};
@@ -19,6 +19,7 @@ use crate::context::{CheckedMeta, RequestContext, RequestEnv};
 use crate::mrtr::{InputRequired, Round, RoundKey};
 use crate::output::{ToolError, ToolOutput};
 use crate::pagination;
+use crate::registry::RegisteredTool;
 use crate::server::Server;
 use crate::tool::BoxFuture;
 
@@ -63,8 +64,8 @@ impl Server {
         let params = request.params.unwrap_or_default();
         match cx.method() {
             "server/discover" => Ok(self.finish(self.discover())),
-            "tools/list" => self.list_tools(parse(params)?, &cx).map(|r| self.finish(r)),
-            "tools/call" => self.call_tool(parse(params)?, cx).await,
+            "tools/list" => self.list_tools(parse(params)?, &cx),
+            "tools/call" => self.call_tool(parse_call(params)?, cx).await,
             "resources/list" => self
                 .list_resources(parse(params)?, &cx)
                 .map(|r| self.finish(r)),
@@ -87,9 +88,16 @@ impl Server {
 
     /// True when this server answers `method` (given what is registered).
     fn serves(&self, method: &str) -> bool {
+        match method {
+            // `capabilities()` always declares tools: answering these needs
+            // no look at the registries (the hot path).
+            "server/discover" | "subscriptions/listen" | "tools/list" | "tools/call" => {
+                return true;
+            }
+            _ => {}
+        }
         let caps = self.capabilities();
         match method {
-            "server/discover" | "subscriptions/listen" => true,
             "tools/list" | "tools/call" => caps.tools.is_some(),
             "resources/list" | "resources/templates/list" | "resources/read" => {
                 caps.resources.is_some()
@@ -118,8 +126,9 @@ impl Server {
 
     /// Checks the per-request `_meta` fields every request must carry.
     fn check_meta(&self, params: Option<&JsonObject>) -> Result<CheckedMeta, ErrorObject> {
+        // Read in place: the request keeps its `_meta`, nothing is copied.
         let meta = match params.and_then(|p| p.get("_meta")) {
-            Some(Value::Object(meta)) => Meta(meta.clone()),
+            Some(Value::Object(meta)) => meta,
             Some(_) => {
                 return Err(ErrorObject::invalid_params(format!(
                     "{INVALID_META}: must be an object"
@@ -147,28 +156,30 @@ impl Server {
                 &supported, &version,
             ));
         }
-        let client_capabilities: ClientCapabilities = match meta.client_capabilities() {
-            Some(Ok(caps)) => caps,
-            Some(Err(e)) => return Err(bad_meta(keys::CLIENT_CAPABILITIES, &e.to_string())),
-            None => {
-                return Err(ErrorObject::invalid_params(missing_meta_message(
-                    keys::CLIENT_CAPABILITIES,
-                )));
-            }
-        };
+        let field = |key: &str| meta.get(key);
+        let client_capabilities: ClientCapabilities =
+            match field(keys::CLIENT_CAPABILITIES).map(ClientCapabilities::deserialize) {
+                Some(Ok(caps)) => caps,
+                Some(Err(e)) => return Err(bad_meta(keys::CLIENT_CAPABILITIES, &e.to_string())),
+                None => {
+                    return Err(ErrorObject::invalid_params(missing_meta_message(
+                        keys::CLIENT_CAPABILITIES,
+                    )));
+                }
+            };
         Ok(CheckedMeta {
             protocol_version: version,
             client_capabilities,
-            client_info: meta
-                .client_info()
+            client_info: field(keys::CLIENT_INFO)
+                .map(Implementation::deserialize)
                 .transpose()
                 .map_err(|e| bad_meta(keys::CLIENT_INFO, &e.to_string()))?,
-            progress_token: meta
-                .progress_token()
+            progress_token: field(keys::PROGRESS_TOKEN)
+                .map(ProgressToken::deserialize)
                 .transpose()
                 .map_err(|e| bad_meta(keys::PROGRESS_TOKEN, &e.to_string()))?,
-            log_level: meta
-                .log_level()
+            log_level: field(keys::LOG_LEVEL)
+                .map(LoggingLevel::deserialize)
                 .transpose()
                 .map_err(|e| bad_meta(keys::LOG_LEVEL, &e.to_string()))?,
         })
@@ -187,7 +198,7 @@ impl Server {
             .entry("_meta")
             .or_insert_with(|| Value::Object(JsonObject::new()));
         if let Value::Object(meta) = meta {
-            let info = serde_json::to_value(&self.inner.config.info).unwrap_or(Value::Null);
+            let info = self.inner.server_info.clone();
             meta.insert(keys::SERVER_INFO.to_owned(), info);
         }
         object
@@ -262,26 +273,32 @@ impl Server {
         })
     }
 
+    /// One finished page of `tools/list`.
     fn list_tools(
         &self,
         params: PaginatedRequestParams,
         cx: &RequestContext,
-    ) -> Result<ListToolsResult, ErrorObject> {
+    ) -> Result<JsonObject, ErrorObject> {
         let enabled = self.inner.tools.enabled();
         let scoped = enabled.iter().any(|t| !t.required_scopes.is_empty());
-        let visible: Vec<_> = enabled
+        let visible: Vec<&RegisteredTool> = enabled
             .iter()
             .filter(|t| t.permits(cx.principal()))
-            .map(|t| t.definition.clone())
+            .map(|t| &**t)
             .collect();
         let page = self.page_of(&visible, params.cursor.as_deref(), cx, scoped)?;
-        Ok(ListToolsResult {
-            tools: page.items,
+        let mut result = self.finish(ListToolsResult {
+            tools: Vec::new(),
             next_cursor: page.next_cursor,
             ttl_ms: page.hint.ttl_ms,
             cache_scope: page.hint.scope,
             ..Default::default()
-        })
+        });
+        // Each definition was turned into JSON once, when it was registered;
+        // `tools` keeps its place among the fields.
+        let tools = page.items.iter().map(|t| t.listed.clone()).collect();
+        result.insert("tools".to_owned(), Value::Array(tools));
+        Ok(result)
     }
 
     /// Runs one round of a request that may ask for input (tools/call,
@@ -301,7 +318,9 @@ impl Server {
     {
         let round = self.inner.state_codec.open(key, request_state, responses)?;
         let cx = cx.with_round(round.clone());
-        let declared = cx.client_capabilities().clone();
+        // A second handle on the context (not a copy of the capabilities):
+        // only a handler that asks for input needs them read again.
+        let asked = cx.clone();
         let outcome = match AssertUnwindSafe(run(cx)).catch_unwind().await {
             Ok(outcome) => outcome,
             Err(panic) => {
@@ -316,7 +335,7 @@ impl Server {
             Err(ToolError::Execution(message)) => Ok(Finished::ExecutionError(message)),
             Err(ToolError::Protocol(error)) => Err(error),
             Err(ToolError::InputRequired(ask)) => self
-                .ask_for_input(key, &round, *ask, &declared)
+                .ask_for_input(key, &round, *ask, asked.client_capabilities())
                 .map(Finished::InputRequired),
         }
     }
@@ -357,26 +376,33 @@ impl Server {
             let result = CallToolResult::error(message);
             return (Outcome::RateLimited, Ok(self.finish_tool(name, result)));
         }
-        let arguments = params.arguments.unwrap_or_default();
+        let arguments = Value::Object(params.arguments.unwrap_or_default());
+        let Value::Object(object) = &arguments else {
+            unreachable!("made an object just above")
+        };
         let limits = tool.input_limits.unwrap_or(self.inner.config.input_limits);
-        if let Err(message) = limits.check(name, &arguments) {
+        if let Err(message) = limits.check(name, object) {
             let result = CallToolResult::error(message);
             return (Outcome::ToolError, Ok(self.finish_tool(name, result)));
         }
-        if let Err(errors) = tool
-            .input_schema
-            .validate(&Value::Object(arguments.clone()))
-        {
+        if let Err(errors) = tool.input_schema.validate(&arguments) {
             let text = format!("Invalid arguments for tool {name}:\n{errors}");
             let result = CallToolResult::error(text);
             return (Outcome::ToolError, Ok(self.finish_tool(name, result)));
         }
         let principal = cx.principal().key().to_owned();
+        // The round's key keeps the arguments as sent (a handler that asks
+        // for input is matched against them); the handler gets its own copy.
+        let handler_arguments = object.clone();
+        let mut salient = JsonObject::new();
+        salient.insert("name".to_owned(), Value::String(name.to_owned()));
+        salient.insert("arguments".to_owned(), arguments);
         let key = RoundKey {
             method: "tools/call",
             principal: &principal,
-            salient: serde_json::json!({"name": name, "arguments": arguments}),
+            salient: Value::Object(salient),
         };
+        let arguments = handler_arguments;
         let handler = std::sync::Arc::clone(&tool.handler);
         let run = move |cx| -> BoxFuture<Result<CallToolResult, ToolError>> {
             Box::pin(async move {
@@ -468,6 +494,27 @@ impl Server {
             "Tool {name} produced a result that does not match its outputSchema"
         )))
     }
+}
+
+/// `tools/call` params, parsed without rebuilding what needs no checking:
+/// an `arguments` object is moved in as it is (it was parsed once already),
+/// and `_meta` (checked by `check_meta`, not read again) is dropped. Any
+/// other shape goes through [`parse`] whole, for its exact error.
+fn parse_call(mut params: JsonObject) -> Result<CallToolRequestParams, ErrorObject> {
+    params.remove("_meta");
+    let arguments = match params.remove("arguments") {
+        Some(Value::Object(arguments)) => Some(arguments),
+        Some(Value::Null) | None => None,
+        Some(other) => {
+            params.insert("arguments".to_owned(), other);
+            None
+        }
+    };
+    let mut call: CallToolRequestParams = parse(params)?;
+    if arguments.is_some() {
+        call.arguments = arguments;
+    }
+    Ok(call)
 }
 
 pub(crate) fn parse<T: DeserializeOwned>(params: JsonObject) -> Result<T, ErrorObject> {

@@ -78,6 +78,9 @@ pub enum RegistrationError {
 /// A tool ready to be called: its definition, compiled schemas and handler.
 pub(crate) struct RegisteredTool {
     pub definition: Tool,
+    /// `definition` as JSON, made once here: `tools/list` copies it instead
+    /// of converting the definition on every call.
+    pub listed: Value,
     pub handler: ErasedToolHandler,
     pub input_schema: CompiledSchema,
     pub output_schema: Option<CompiledSchema>,
@@ -119,7 +122,9 @@ impl RegisteredTool {
                 source,
             })?;
         warn_sensitive_headers(&tool, &input, &header_params);
+        let listed = serde_json::to_value(&builder.definition).unwrap_or_default();
         Ok(RegisteredTool {
+            listed,
             definition: builder.definition,
             handler,
             input_schema,

@@ -136,6 +136,8 @@ pub(crate) struct ServerInner {
     pub shutdown: CancellationToken,
     pub state_codec: StateCodec,
     pub rate_limits: Arc<dyn RateLimitStore>,
+    /// `config.info` as JSON, made once: every result carries it.
+    pub server_info: serde_json::Value,
 }
 
 impl Server {
@@ -508,8 +510,10 @@ impl ServerBuilder {
             ttl: self.config.state_ttl,
             answers_without_state: self.config.answers_without_state,
         };
+        let server_info = serde_json::to_value(&self.config.info).unwrap_or_default();
         Ok(Server {
             inner: Arc::new(ServerInner {
+                server_info,
                 config: self.config,
                 tools: registry,
                 prompts,

@@ -200,6 +200,12 @@ async fn list_is_ordered_and_carries_cache_hints_and_server_info() {
     assert_eq!(r["ttlMs"], 60_000);
     assert_eq!(r["cacheScope"], "public");
     assert!(r.get("nextCursor").is_none());
+    // The fields in the order the result type declares them.
+    let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        ["resultType", "tools", "ttlMs", "cacheScope", "_meta"]
+    );
     assert_eq!(
         r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
         "test-server"
