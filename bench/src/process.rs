@@ -149,6 +149,9 @@ pub struct Memory {
     pub rss: u64,
     /// `VmHWM`: the peak resident size so far.
     pub peak: u64,
+    /// `RssAnon`: the resident part that is not file-backed (heap, stacks);
+    /// the rest is mostly the binary's code pages.
+    pub anon: u64,
 }
 
 impl Memory {
@@ -173,6 +176,7 @@ impl Memory {
         Memory {
             rss: field("VmRSS:"),
             peak: field("VmHWM:"),
+            anon: field("RssAnon:"),
         }
     }
 }

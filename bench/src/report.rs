@@ -49,6 +49,8 @@ pub struct Summary {
     pub idle_rss: u64,
     /// Largest peak RSS (VmHWM), bytes.
     pub peak_rss: u64,
+    /// Largest anonymous RSS after the load, bytes.
+    pub anon_rss: u64,
     /// Server CPU time per reply (all rounds, warm-up included), µs.
     pub cpu_us_per_reply: f64,
 }
@@ -67,6 +69,7 @@ impl Row {
             warmup_errors: 0,
             idle_rss: 0,
             peak_rss: 0,
+            anon_rss: 0,
             cpu_us_per_reply: 0.0,
         };
         let mut cpu = 0.0;
@@ -78,6 +81,7 @@ impl Row {
             summary.warmup_errors += sample.result.warmup_errors;
             summary.idle_rss = summary.idle_rss.max(sample.idle.rss);
             summary.peak_rss = summary.peak_rss.max(sample.after.peak);
+            summary.anon_rss = summary.anon_rss.max(sample.after.anon);
             cpu += sample.server_cpu.as_secs_f64();
             replies += sample.result.replies;
         }
@@ -105,8 +109,8 @@ pub fn mib(bytes: u64) -> String {
 /// A Markdown table of `rows`.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::new();
-    out.push_str("| server | req/s (mean) | req/s per round | p50 ms | p99 ms | p99.9 ms | errors | server CPU µs/req | idle RSS MiB | peak RSS MiB |\n");
-    out.push_str("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("| server | req/s (mean) | req/s per round | p50 ms | p99 ms | p99.9 ms | errors | server CPU µs/req | idle RSS MiB | peak RSS MiB | anon RSS after MiB |\n");
+    out.push_str("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for row in rows {
         let s = row.summary();
         let rounds: Vec<String> = s.rps_rounds.iter().map(|r| format!("{r:.0}")).collect();
@@ -116,7 +120,7 @@ pub fn table(rows: &[Row]) -> String {
             s.errors.to_string()
         };
         out.push_str(&format!(
-            "| {} | {:.0} | {} | {:.3} | {:.3} | {:.3} | {} | {:.0} | {} | {} |\n",
+            "| {} | {:.0} | {} | {:.3} | {:.3} | {:.3} | {} | {:.0} | {} | {} | {} |\n",
             row.label,
             s.rps,
             rounds.join(", "),
@@ -127,6 +131,7 @@ pub fn table(rows: &[Row]) -> String {
             s.cpu_us_per_reply,
             mib(s.idle_rss),
             mib(s.peak_rss),
+            mib(s.anon_rss),
         ));
     }
     out
@@ -146,7 +151,7 @@ pub fn ratio(a: f64, b: f64) -> String {
 pub fn ratios(a: &Row, b: &Row) -> String {
     let (x, y) = (a.summary(), b.summary());
     format!(
-        "{} ÷ {}: throughput {}×, p50 {}×, p99 {}×, server CPU per request {}×, peak RSS {}×",
+        "{} ÷ {}: throughput {}×, p50 {}×, p99 {}×, server CPU per request {}×, peak RSS {}×, anon RSS {}×",
         a.label,
         b.label,
         ratio(x.rps, y.rps),
@@ -154,6 +159,7 @@ pub fn ratios(a: &Row, b: &Row) -> String {
         ratio(x.p99_ms, y.p99_ms),
         ratio(x.cpu_us_per_reply, y.cpu_us_per_reply),
         ratio(x.peak_rss as f64, y.peak_rss as f64),
+        ratio(x.anon_rss as f64, y.anon_rss as f64),
     )
 }
 

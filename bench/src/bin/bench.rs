@@ -1,9 +1,15 @@
 //! Runs the benchmarks and prints Markdown tables.
 //!
 //! ```text
-//! bench [compare|sse|list|schema|stdio|listen|all] [--rounds N] [--duration SECS]
-//!       [--warmup SECS] [--connections N] [--window N] [--streams N]
+//! bench [compare|sse|list|schema|stdio|listen|all|instructions] [--rounds N]
+//!       [--duration SECS] [--warmup SECS] [--connections N] [--window N]
+//!       [--streams N] [--requests N]
 //! ```
+//!
+//! `instructions` needs valgrind: it runs each server under callgrind, sends
+//! 100 requests, zeroes the counters, sends `--requests` more (default
+//! 1,000) and divides the instructions by them. Unlike throughput on a
+//! shared machine, the figure is the same from run to run.
 //!
 //! Every HTTP scenario starts each server fresh on a free 127.0.0.1 port,
 //! runs the servers interleaved (A B C A B C ...) for `--rounds` rounds, kills
@@ -36,6 +42,7 @@ struct Options {
     connections: usize,
     window: usize,
     streams: usize,
+    requests: u64,
 }
 
 impl Default for Options {
@@ -47,6 +54,7 @@ impl Default for Options {
             connections: 32,
             window: 64,
             streams: 10_000,
+            requests: 1_000,
         }
     }
 }
@@ -59,8 +67,8 @@ struct Variant {
     workload: Workload,
 }
 
-const USAGE: &str = "usage: bench [compare|sse|list|schema|stdio|listen|all] [--rounds N] [--duration SECS] \
-[--warmup SECS] [--connections N] [--window N] [--streams N]";
+const USAGE: &str = "usage: bench [compare|sse|list|schema|stdio|listen|all|instructions] [--rounds N] \
+[--duration SECS] [--warmup SECS] [--connections N] [--window N] [--streams N] [--requests N]";
 
 fn parse_args() -> Result<(String, Options), String> {
     let mut command = "compare".to_owned();
@@ -82,6 +90,7 @@ fn parse_args() -> Result<(String, Options), String> {
             "--connections" => options.connections = value("--connections")?.max(1.0) as usize,
             "--window" => options.window = value("--window")?.max(1.0) as usize,
             "--streams" => options.streams = value("--streams")?.max(1.0) as usize,
+            "--requests" => options.requests = value("--requests")?.max(1.0) as u64,
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other if !other.starts_with('-') => command = other.to_owned(),
             other => return Err(format!("unknown option {other}\n{USAGE}")),
@@ -112,6 +121,7 @@ fn main() {
             "schema" => schema(&options).await,
             "stdio" => stdio(&options).await,
             "listen" => listen(&options).await,
+            "instructions" => instructions(&options).await,
             "all" => {
                 compare(&options).await?;
                 sse(&options).await?;
@@ -660,4 +670,149 @@ async fn open_listen(addr: std::net::SocketAddr, id: u64) -> Result<OpenStream, 
         }
     }
     Err("no event in the first frames of the listen stream".into())
+}
+
+// ---------------------------------------------------------------------------
+// Instructions per request (callgrind)
+
+async fn instructions(options: &Options) -> Result<(), String> {
+    let n = options.requests;
+    let cases: Vec<(&str, &str, Vec<String>, Workload)> = vec![
+        ("toolwire", "toolwire-echo", vec![], Workload::Echo),
+        ("rmcp", "rmcp-echo", vec![], Workload::Echo),
+        ("hyper (ceiling)", "hyper-echo", vec![], Workload::Echo),
+        ("toolwire", "toolwire-echo", vec![], Workload::Order),
+        ("toolwire", "toolwire-echo", vec![], Workload::OrderLoose),
+        (
+            "toolwire",
+            "toolwire-echo",
+            vec!["--fillers".into(), (LIST_TOOLS - REAL_TOOLS).to_string()],
+            Workload::ToolsList,
+        ),
+        (
+            "rmcp",
+            "rmcp-echo",
+            vec!["--fillers".into(), (LIST_TOOLS - 2).to_string()],
+            Workload::ToolsList,
+        ),
+    ];
+    println!(
+        "## Instructions per request (user space, callgrind; {n} requests after 100 of warm-up)\n"
+    );
+    println!("| server | request | instructions per request |");
+    println!("|---|---|---:|");
+    for (label, name, args, workload) in cases {
+        let path = binary(name)?;
+        let count = callgrind_count(&path, &args, workload, n).await?;
+        println!(
+            "| {label} | {} | {} |",
+            workload.label(),
+            thousands(count / n)
+        );
+    }
+    println!();
+    Ok(())
+}
+
+/// Runs `binary <port> args` under callgrind and counts the instructions of
+/// `n` requests of `workload` (after 100 not counted).
+async fn callgrind_count(
+    binary: &Path,
+    args: &[String],
+    workload: Workload,
+    n: u64,
+) -> Result<u64, String> {
+    let dir = std::env::temp_dir().join(format!("toolwire-bench-cg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let out = dir.join("callgrind.out");
+    let port = toolwire_bench::process::free_port().map_err(|e| e.to_string())?;
+    let mut child = std::process::Command::new("valgrind")
+        .arg("--tool=callgrind")
+        .arg(format!("--callgrind-out-file={}", out.display()))
+        .arg(binary)
+        .arg(port.to_string())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("could not run valgrind (is it installed?): {e}"))?;
+    let pid = child.id().to_string();
+    let addr = std::net::SocketAddr::new(toolwire_bench::LOOPBACK, port);
+    let outcome = async {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while tokio::net::TcpStream::connect(addr).await.is_err() {
+            if Instant::now() >= deadline {
+                return Err("the server did not listen under valgrind within 120 s".to_owned());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let load = |requests: u64| LoadConfig {
+            addr,
+            connections: 4,
+            warmup: Duration::ZERO,
+            duration: Duration::from_secs(600),
+            request_timeout: Duration::from_secs(60),
+            workload,
+            max_requests: Some(requests),
+        };
+        let warm = loadgen::run(&load(100)).await;
+        let control = |what: &str| {
+            std::process::Command::new("callgrind_control")
+                .arg(what)
+                .arg(&pid)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .map_err(|e| format!("callgrind_control {what}: {e}"))
+        };
+        control("-z")?;
+        let run = loadgen::run(&load(n)).await;
+        control("-d")?;
+        if warm.errors + run.errors > 0 || run.ok + run.errors < n {
+            return Err(format!(
+                "{}: errors under callgrind: {:?}",
+                workload.label(),
+                run.sample_errors
+            ));
+        }
+        // The dump after zeroing is the file with the highest suffix.
+        let mut dumps: Vec<_> = std::fs::read_dir(&dir)
+            .map_err(|e| e.to_string())?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.extension()
+                    .is_some_and(|x| x.to_string_lossy().parse::<u32>().is_ok())
+            })
+            .collect();
+        dumps.sort();
+        let dump = dumps.last().ok_or("callgrind wrote no dump")?;
+        let text = std::fs::read_to_string(dump).map_err(|e| e.to_string())?;
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix("summary:")
+                    .or_else(|| l.strip_prefix("totals:"))
+            })
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .ok_or_else(|| "no totals in the callgrind dump".to_owned())
+    }
+    .await;
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
+/// 87511 -> "87,511".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
