@@ -25,6 +25,7 @@ fn server() -> Server {
     toolwire_server(ToolwireOptions {
         fillers: 0,
         max_listeners: None,
+        order_tools: true,
     })
 }
 

@@ -23,16 +23,20 @@ pub struct ToolwireOptions {
     /// `subscriptions/listen` streams allowed (all come from one anonymous
     /// principal); the default of the SDK is 64.
     pub max_listeners: Option<usize>,
+    /// Whether `order` and `order_loose` are registered (the `schema`
+    /// scenario); without them the server has the same two tools as
+    /// rmcp-echo.
+    pub order_tools: bool,
 }
 
-/// The four tools every scenario uses: `echo`, `echo_progress`, `order` and
-/// `order_loose`.
-pub const REAL_TOOLS: usize = 4;
+/// The tools every toolwire and rmcp server has: `echo` and `echo_progress`.
+pub const REAL_TOOLS: usize = 2;
 
 /// The toolwire server: `echo` (required string `text`, returned as one text
 /// block), `echo_progress` (the same after one progress notification),
-/// `order` (ten validated arguments) and `order_loose` (the same handler,
-/// schema `{"type":"object"}`), plus `fillers` tools that only fill lists.
+/// with `order_tools` also `order` (ten validated arguments) and
+/// `order_loose` (the same handler, schema `{"type":"object"}`), plus
+/// `fillers` tools that only fill lists.
 pub fn toolwire_server(options: ToolwireOptions) -> Server {
     let mut builder = Server::builder("toolwire-echo", "0.1.0")
         // One principal sends every request of a load run, far above the
@@ -51,17 +55,20 @@ pub fn toolwire_server(options: ToolwireOptions) -> Server {
                     cx.progress(1.0, Some(1.0), Some("echoing")).await;
                     args.text
                 }),
-        )
-        .tool(
-            ToolBuilder::new("order")
-                .description("Places an order (arguments checked against a realistic schema)")
-                .raw_handler(object(order_schema()), order_handler),
-        )
-        .tool(
-            ToolBuilder::new("order_loose")
-                .description("Places an order (arguments not checked by a schema)")
-                .raw_handler(object(serde_json::json!({"type": "object"})), order_handler),
         );
+    if options.order_tools {
+        builder = builder
+            .tool(
+                ToolBuilder::new("order")
+                    .description("Places an order (arguments checked against a realistic schema)")
+                    .raw_handler(object(order_schema()), order_handler),
+            )
+            .tool(
+                ToolBuilder::new("order_loose")
+                    .description("Places an order (arguments not checked by a schema)")
+                    .raw_handler(object(serde_json::json!({"type": "object"})), order_handler),
+            );
+    }
     for n in 0..options.fillers {
         builder = builder.tool(
             ToolBuilder::new(format!("filler_{n:03}"))

@@ -217,8 +217,8 @@ async fn sse(options: &Options) -> Result<(), String> {
 
 async fn list(options: &Options) -> Result<(), String> {
     let toolwire_fillers = (LIST_TOOLS - REAL_TOOLS).to_string();
-    // rmcp-echo has two real tools (echo, echo_progress).
-    let rmcp_fillers = (LIST_TOOLS - 2).to_string();
+    // rmcp-echo has the same two real tools (echo, echo_progress).
+    let rmcp_fillers = (LIST_TOOLS - REAL_TOOLS).to_string();
     let variants = vec![
         Variant {
             label: "toolwire",
@@ -246,19 +246,19 @@ async fn schema(options: &Options) -> Result<(), String> {
         Variant {
             label: "echo (1 string)",
             binary: "toolwire-echo",
-            args: vec![],
+            args: vec!["--order-tools".into()],
             workload: Workload::Echo,
         },
         Variant {
             label: "order, validated",
             binary: "toolwire-echo",
-            args: vec![],
+            args: vec!["--order-tools".into()],
             workload: Workload::Order,
         },
         Variant {
             label: "order_loose, not validated",
             binary: "toolwire-echo",
-            args: vec![],
+            args: vec!["--order-tools".into()],
             workload: Workload::OrderLoose,
         },
     ];
@@ -681,8 +681,18 @@ async fn instructions(options: &Options) -> Result<(), String> {
         ("toolwire", "toolwire-echo", vec![], Workload::Echo),
         ("rmcp", "rmcp-echo", vec![], Workload::Echo),
         ("hyper (ceiling)", "hyper-echo", vec![], Workload::Echo),
-        ("toolwire", "toolwire-echo", vec![], Workload::Order),
-        ("toolwire", "toolwire-echo", vec![], Workload::OrderLoose),
+        (
+            "toolwire",
+            "toolwire-echo",
+            vec!["--order-tools".into()],
+            Workload::Order,
+        ),
+        (
+            "toolwire",
+            "toolwire-echo",
+            vec!["--order-tools".into()],
+            Workload::OrderLoose,
+        ),
         (
             "toolwire",
             "toolwire-echo",
@@ -692,7 +702,7 @@ async fn instructions(options: &Options) -> Result<(), String> {
         (
             "rmcp",
             "rmcp-echo",
-            vec!["--fillers".into(), (LIST_TOOLS - 2).to_string()],
+            vec!["--fillers".into(), (LIST_TOOLS - REAL_TOOLS).to_string()],
             Workload::ToolsList,
         ),
     ];

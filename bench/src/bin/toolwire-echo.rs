@@ -2,12 +2,13 @@
 //! notifications), or over stdio with `--stdio`.
 //!
 //! ```text
-//! toolwire-echo <port> [--fillers N] [--max-listeners N]
-//! toolwire-echo --stdio [--fillers N]
+//! toolwire-echo <port> [--order-tools] [--fillers N] [--max-listeners N]
+//! toolwire-echo --stdio [--order-tools] [--fillers N]
 //! ```
 //!
-//! Tools: `echo`, `echo_progress`, `order`, `order_loose`, and `--fillers`
-//! more (see `toolwire_bench::servers`). Served with `HttpConfig::new()`, the
+//! Tools: `echo` and `echo_progress` (the two rmcp-echo has), with
+//! `--order-tools` also `order` and `order_loose`, and `--fillers` more (see
+//! `toolwire_bench::servers`). Served with `HttpConfig::new()`, the
 //! SDK's defaults: loopback Host/Origin checks, 4 MiB body limit,
 //! TCP_NODELAY.
 
@@ -18,7 +19,7 @@ use toolwire_server::http::{HttpConfig, HttpServer};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: toolwire-echo <port> [--fillers N] [--max-listeners N] | --stdio [--fillers N]"
+        "usage: toolwire-echo <port> [--order-tools] [--fillers N] [--max-listeners N] | --stdio [--order-tools] [--fillers N]"
     );
     std::process::exit(2);
 }
@@ -29,6 +30,7 @@ fn main() -> std::io::Result<()> {
     let mut options = ToolwireOptions {
         fillers: 0,
         max_listeners: None,
+        order_tools: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -41,6 +43,7 @@ fn main() -> std::io::Result<()> {
             "--stdio" => stdio = true,
             "--fillers" => options.fillers = number(),
             "--max-listeners" => options.max_listeners = Some(number()),
+            "--order-tools" => options.order_tools = true,
             other => port = Some(other.parse().unwrap_or_else(|_| usage())),
         }
     }
