@@ -74,6 +74,7 @@ mod serve {
     };
 
     use crate::context::RequestContext;
+    use crate::listing::Listed;
     use crate::server::Server;
 
     impl Server {
@@ -82,13 +83,12 @@ mod serve {
             params: CompleteRequestParams,
             cx: &RequestContext,
         ) -> Result<CompleteResult, ErrorObject> {
-            let allowed = |scopes: &[String]| scopes.iter().all(|s| cx.principal().has_scope(s));
             let completer = match &params.r#ref {
                 CompletionReference::Prompt(reference) => self
                     .inner
                     .prompts
                     .get(&reference.name)
-                    .filter(|p| allowed(&p.required_scopes))
+                    .filter(|p| p.permits(cx.principal()))
                     .map(|p| p.completer.clone())
                     .ok_or_else(|| {
                         ErrorObject::invalid_params(format!("Unknown prompt: {}", reference.name))
@@ -97,7 +97,7 @@ mod serve {
                     .inner
                     .templates
                     .get(&reference.uri)
-                    .filter(|t| allowed(&t.required_scopes))
+                    .filter(|t| t.permits(cx.principal()))
                     .map(|t| t.completer.clone())
                     .ok_or_else(|| {
                         ErrorObject::invalid_params(format!(

@@ -9,17 +9,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolwire_protocol::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, DiscoverResult, ErrorObject,
-    ErrorResponse, Implementation, JsonObject, ListChangedCapability, ListToolsResult,
-    LoggingLevel, Message, PaginatedRequestParams, ProgressToken, Request, ResourcesCapability,
-    ResultResponse, ResultType, ServerCapabilities, code, keys,
+    ErrorResponse, Implementation, JsonObject, ListChangedCapability, LoggingLevel, Message,
+    ProgressToken, Request, ResourcesCapability, ResultResponse, ResultType, ServerCapabilities,
+    code, keys,
 };
 
 use crate::audit::{self, Denial, Outcome};
 use crate::context::{CheckedMeta, RequestContext, RequestEnv};
+use crate::listing::Listed;
 use crate::mrtr::{InputRequired, Round, RoundKey};
 use crate::output::{ToolError, ToolOutput};
-use crate::pagination;
-use crate::registry::RegisteredTool;
 use crate::server::Server;
 use crate::tool::BoxFuture;
 
@@ -64,18 +63,12 @@ impl Server {
         let params = request.params.unwrap_or_default();
         match cx.method() {
             "server/discover" => Ok(self.finish(self.discover())),
-            "tools/list" => self.list_tools(parse(params)?, &cx),
+            "tools/list" => self.list(&self.inner.tools, parse(params)?, &cx),
             "tools/call" => self.call_tool(parse_call(params)?, cx).await,
-            "resources/list" => self
-                .list_resources(parse(params)?, &cx)
-                .map(|r| self.finish(r)),
-            "resources/templates/list" => self
-                .list_templates(parse(params)?, &cx)
-                .map(|r| self.finish(r)),
+            "resources/list" => self.list(&self.inner.resources, parse(params)?, &cx),
+            "resources/templates/list" => self.list(&self.inner.templates, parse(params)?, &cx),
             "resources/read" => self.read_resource(parse(params)?, cx).await,
-            "prompts/list" => self
-                .list_prompts(parse(params)?, &cx)
-                .map(|r| self.finish(r)),
+            "prompts/list" => self.list(&self.inner.prompts, parse(params)?, &cx),
             "prompts/get" => self.get_prompt(parse(params)?, cx).await,
             "completion/complete" => self
                 .complete(parse(params)?, &cx)
@@ -245,62 +238,6 @@ impl Server {
         }
     }
 
-    /// One page of `items` (already filtered for the caller) with the list
-    /// caching hints. `scoped` says whether any entry of the list (visible
-    /// or not) requires scopes: then, or when the caller is authenticated,
-    /// the result depends on the caller and is marked `cacheScope: "private"`.
-    pub(crate) fn page_of<T: Clone>(
-        &self,
-        items: &[T],
-        cursor: Option<&str>,
-        cx: &RequestContext,
-        scoped: bool,
-    ) -> Result<Page<T>, ErrorObject> {
-        let offset = match cursor {
-            Some(cursor) => pagination::decode_cursor(cursor)?,
-            None => 0,
-        };
-        let config = &self.inner.config;
-        let (items, next_cursor) = pagination::page(items, offset, config.page_size);
-        let mut hint = config.list_cache;
-        if scoped || cx.principal().is_authenticated() {
-            hint.scope = toolwire_protocol::CacheScope::Private;
-        }
-        Ok(Page {
-            items,
-            next_cursor,
-            hint,
-        })
-    }
-
-    /// One finished page of `tools/list`.
-    fn list_tools(
-        &self,
-        params: PaginatedRequestParams,
-        cx: &RequestContext,
-    ) -> Result<JsonObject, ErrorObject> {
-        let enabled = self.inner.tools.enabled();
-        let scoped = enabled.iter().any(|t| !t.required_scopes.is_empty());
-        let visible: Vec<&RegisteredTool> = enabled
-            .iter()
-            .filter(|t| t.permits(cx.principal()))
-            .map(|t| &**t)
-            .collect();
-        let page = self.page_of(&visible, params.cursor.as_deref(), cx, scoped)?;
-        let mut result = self.finish(ListToolsResult {
-            tools: Vec::new(),
-            next_cursor: page.next_cursor,
-            ttl_ms: page.hint.ttl_ms,
-            cache_scope: page.hint.scope,
-            ..Default::default()
-        });
-        // Each definition was turned into JSON once, when it was registered;
-        // `tools` keeps its place among the fields.
-        let tools = page.items.iter().map(|t| t.listed.clone()).collect();
-        result.insert("tools".to_owned(), Value::Array(tools));
-        Ok(result)
-    }
-
     /// Runs one round of a request that may ask for input (tools/call,
     /// prompts/get, resources/read): opens its `requestState`, runs the
     /// handler with a panic guard, and seals a new state when it asks again.
@@ -459,13 +396,6 @@ pub(crate) enum Finished<T> {
     ExecutionError(String),
     /// The handler asked for input: the finished `input_required` result.
     InputRequired(JsonObject),
-}
-
-/// One page of a list, with its caching hints.
-pub(crate) struct Page<T> {
-    pub items: Vec<T>,
-    pub next_cursor: Option<String>,
-    pub hint: crate::server::CacheHint,
 }
 
 impl Server {

@@ -22,6 +22,7 @@ mod handles;
 pub mod http;
 mod limits;
 mod listen;
+mod listing;
 mod mrtr;
 mod output;
 mod pagination;

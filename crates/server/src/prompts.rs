@@ -171,44 +171,16 @@ mod serve {
     use std::sync::Arc;
 
     use serde_json::json;
-    use toolwire_protocol::{
-        ErrorObject, GetPromptRequestParams, GetPromptResult, JsonObject, ListPromptsResult,
-        PaginatedRequestParams,
-    };
+    use toolwire_protocol::{ErrorObject, GetPromptRequestParams, GetPromptResult, JsonObject};
 
     use crate::audit::{self, Denial};
     use crate::context::RequestContext;
     use crate::dispatch::Finished;
+    use crate::listing::Listed;
     use crate::mrtr::RoundKey;
     use crate::server::Server;
 
     impl Server {
-        pub(crate) fn list_prompts(
-            &self,
-            params: PaginatedRequestParams,
-            cx: &RequestContext,
-        ) -> Result<ListPromptsResult, ErrorObject> {
-            let enabled = self.inner.prompts.enabled();
-            let scoped = enabled.iter().any(|p| !p.required_scopes.is_empty());
-            let visible: Vec<_> = enabled
-                .iter()
-                .filter(|p| {
-                    p.required_scopes
-                        .iter()
-                        .all(|s| cx.principal().has_scope(s))
-                })
-                .map(|p| p.definition.clone())
-                .collect();
-            let page = self.page_of(&visible, params.cursor.as_deref(), cx, scoped)?;
-            Ok(ListPromptsResult {
-                prompts: page.items,
-                next_cursor: page.next_cursor,
-                ttl_ms: page.hint.ttl_ms,
-                cache_scope: page.hint.scope,
-                ..Default::default()
-            })
-        }
-
         pub(crate) async fn get_prompt(
             &self,
             params: GetPromptRequestParams,
@@ -218,13 +190,7 @@ mod serve {
             let unknown =
                 || ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name));
             let prompt = match self.inner.prompts.get(&params.name) {
-                Some(p)
-                    if p.required_scopes
-                        .iter()
-                        .all(|s| cx.principal().has_scope(s)) =>
-                {
-                    p
-                }
+                Some(p) if p.permits(cx.principal()) => p,
                 Some(_) => {
                     let detail = format!("prompt {}", params.name);
                     audit::denial(Some(cx.principal()), Denial::Forbidden, &detail);

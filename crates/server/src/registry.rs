@@ -7,7 +7,6 @@ use tokio::sync::watch;
 use toolwire_protocol::Tool;
 use toolwire_schema::{CompiledSchema, HeaderParam};
 
-use crate::context::Principal;
 use crate::tool::{ErasedToolHandler, ToolBuilder};
 
 /// Why a tool could not be registered. Every variant names the tool.
@@ -134,11 +133,6 @@ impl RegisteredTool {
             rate_limit: builder.rate_limit,
             input_limits: builder.input_limits,
         })
-    }
-
-    /// True when `principal` may see and call this tool.
-    pub fn permits(&self, principal: &Principal) -> bool {
-        self.required_scopes.iter().all(|s| principal.has_scope(s))
     }
 }
 

@@ -467,69 +467,17 @@ mod serve {
 
     use serde_json::json;
     use toolwire_protocol::{
-        ErrorObject, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
-        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult,
+        ErrorObject, JsonObject, ReadResourceRequestParams, ReadResourceResult,
     };
 
     use super::{ErasedReadHandler, ReadRequest};
     use crate::context::RequestContext;
     use crate::dispatch::Finished;
+    use crate::listing::Listed;
     use crate::mrtr::RoundKey;
     use crate::server::{CacheHint, Server};
 
     impl Server {
-        pub(crate) fn list_resources(
-            &self,
-            params: PaginatedRequestParams,
-            cx: &RequestContext,
-        ) -> Result<ListResourcesResult, ErrorObject> {
-            let enabled = self.inner.resources.enabled();
-            let scoped = enabled.iter().any(|r| !r.required_scopes.is_empty());
-            let visible: Vec<_> = enabled
-                .iter()
-                .filter(|r| {
-                    r.required_scopes
-                        .iter()
-                        .all(|s| cx.principal().has_scope(s))
-                })
-                .map(|r| r.definition.clone())
-                .collect();
-            let page = self.page_of(&visible, params.cursor.as_deref(), cx, scoped)?;
-            Ok(ListResourcesResult {
-                resources: page.items,
-                next_cursor: page.next_cursor,
-                ttl_ms: page.hint.ttl_ms,
-                cache_scope: page.hint.scope,
-                ..Default::default()
-            })
-        }
-
-        pub(crate) fn list_templates(
-            &self,
-            params: PaginatedRequestParams,
-            cx: &RequestContext,
-        ) -> Result<ListResourceTemplatesResult, ErrorObject> {
-            let enabled = self.inner.templates.enabled();
-            let scoped = enabled.iter().any(|t| !t.required_scopes.is_empty());
-            let visible: Vec<_> = enabled
-                .iter()
-                .filter(|t| {
-                    t.required_scopes
-                        .iter()
-                        .all(|s| cx.principal().has_scope(s))
-                })
-                .map(|t| t.definition.clone())
-                .collect();
-            let page = self.page_of(&visible, params.cursor.as_deref(), cx, scoped)?;
-            Ok(ListResourceTemplatesResult {
-                resource_templates: page.items,
-                next_cursor: page.next_cursor,
-                ttl_ms: page.hint.ttl_ms,
-                cache_scope: page.hint.scope,
-                ..Default::default()
-            })
-        }
-
         /// Finds what serves `uri`: a static resource first, then the first
         /// matching template. The flag says whether it requires scopes.
         fn resolve(
@@ -537,12 +485,11 @@ mod serve {
             uri: &str,
             cx: &RequestContext,
         ) -> Option<(ErasedReadHandler, ReadRequest, Option<CacheHint>, bool)> {
-            let allowed = |scopes: &[String]| scopes.iter().all(|s| cx.principal().has_scope(s));
             if let Some(resource) = self
                 .inner
                 .resources
                 .get(uri)
-                .filter(|r| allowed(&r.required_scopes))
+                .filter(|r| r.permits(cx.principal()))
             {
                 let request = ReadRequest {
                     uri: uri.to_owned(),
@@ -559,7 +506,7 @@ mod serve {
             self.inner.templates.enabled().iter().find_map(|template| {
                 let variables = template
                     .matches(uri)
-                    .filter(|_| allowed(&template.required_scopes))?;
+                    .filter(|_| template.permits(cx.principal()))?;
                 let request = ReadRequest {
                     uri: uri.to_owned(),
                     variables,
