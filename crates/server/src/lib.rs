@@ -34,6 +34,7 @@ mod resources;
 mod sanitize;
 mod seal;
 mod server;
+mod setters;
 pub mod stdio;
 mod tool;
 

@@ -4,12 +4,13 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use toolwire_protocol::{Icon, Prompt, PromptArgument, PromptMessage};
+use toolwire_protocol::{Prompt, PromptArgument, PromptMessage};
 
 use crate::completion::{Completer, CompletionFn};
 use crate::context::RequestContext;
 use crate::output::ToolError;
 use crate::registry::Named;
+use crate::setters::setters;
 use crate::tool::BoxFuture;
 
 /// What a prompt handler returns: the messages, or an error (`ToolError::Execution`
@@ -62,25 +63,13 @@ impl PromptBuilder {
         }
     }
 
-    /// Display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.definition.title = Some(title.into());
-        self
-    }
-
-    /// What the prompt is for.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.definition.description = Some(description.into());
-        self
-    }
-
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        self.definition
-            .icons
-            .get_or_insert_with(Vec::new)
-            .push(icon);
-        self
+    setters! {
+        /// Display name.
+        text title;
+        /// What the prompt is for.
+        text description;
+        /// Adds an icon.
+        icon;
     }
 
     /// Declares an argument; a missing required argument is answered with -32602.
@@ -113,11 +102,9 @@ impl PromptBuilder {
         self
     }
 
-    /// Scopes a caller must hold to see and get the prompt.
-    pub fn require_scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
-        self.required_scopes
-            .extend(scopes.into_iter().map(Into::into));
-        self
+    setters! {
+        /// Scopes a caller must hold to see and get the prompt.
+        require_scopes;
     }
 
     /// The handler: arguments by name in, messages out.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use toolwire_protocol::{
-    Annotations, BlobResourceContents, Icon, Resource, ResourceContents, ResourceTemplate,
+    Annotations, BlobResourceContents, Resource, ResourceContents, ResourceTemplate,
     TextResourceContents,
 };
 
@@ -16,6 +16,7 @@ use crate::context::RequestContext;
 use crate::output::ToolError;
 use crate::registry::Named;
 use crate::server::CacheHint;
+use crate::setters::setters;
 use crate::tool::BoxFuture;
 
 /// What a read handler is told: the URI asked for and, for a template, its variables.
@@ -119,43 +120,19 @@ impl ResourceBuilder {
         }
     }
 
-    /// Display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.definition.title = Some(title.into());
-        self
-    }
-
-    /// What the resource is.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.definition.description = Some(description.into());
-        self
-    }
-
-    /// MIME type.
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.definition.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Size in bytes.
-    pub fn size(mut self, size: u64) -> Self {
-        self.definition.size = Some(size);
-        self
-    }
-
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        self.definition
-            .icons
-            .get_or_insert_with(Vec::new)
-            .push(icon);
-        self
-    }
-
-    /// Display hints.
-    pub fn annotations(mut self, annotations: Annotations) -> Self {
-        self.definition.annotations = Some(annotations);
-        self
+    setters! {
+        /// Display name.
+        text title;
+        /// What the resource is.
+        text description;
+        /// MIME type.
+        text mime_type;
+        /// Size in bytes.
+        value size: u64;
+        /// Adds an icon.
+        icon;
+        /// Display hints.
+        value annotations: Annotations;
     }
 
     /// Caching hints for reads of this resource (default: the server's read hints).
@@ -164,11 +141,9 @@ impl ResourceBuilder {
         self
     }
 
-    /// Scopes a caller must hold to see and read it.
-    pub fn require_scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
-        self.required_scopes
-            .extend(scopes.into_iter().map(Into::into));
-        self
+    setters! {
+        /// Scopes a caller must hold to see and read it.
+        require_scopes;
     }
 
     /// The read handler.
@@ -230,22 +205,13 @@ impl ResourceTemplateBuilder {
         }
     }
 
-    /// Display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.definition.title = Some(title.into());
-        self
-    }
-
-    /// What the resources are.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.definition.description = Some(description.into());
-        self
-    }
-
-    /// MIME type of every match.
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.definition.mime_type = Some(mime_type.into());
-        self
+    setters! {
+        /// Display name.
+        text title;
+        /// What the resources are.
+        text description;
+        /// MIME type of every match.
+        text mime_type;
     }
 
     /// Caching hints for reads (default: the server's read hints).
@@ -254,11 +220,9 @@ impl ResourceTemplateBuilder {
         self
     }
 
-    /// Scopes a caller must hold to see and read matches.
-    pub fn require_scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
-        self.required_scopes
-            .extend(scopes.into_iter().map(Into::into));
-        self
+    setters! {
+        /// Scopes a caller must hold to see and read matches.
+        require_scopes;
     }
 
     /// Completions for the template variable `variable` (`completion/complete`).

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use toolwire_protocol::{Icon, JsonObject, Meta, Tool, ToolAnnotations};
+use toolwire_protocol::{JsonObject, Meta, Tool, ToolAnnotations};
 
 use crate::context::RequestContext;
 use crate::limits::InputLimits;
 use crate::output::{IntoToolOutput, ToolError, ToolOutput};
 use crate::rate_limit::RateLimit;
+use crate::setters::setters;
 
 /// A boxed, sendable future.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -97,37 +98,17 @@ impl ToolBuilder {
         }
     }
 
-    /// The display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.definition.title = Some(title.into());
-        self
-    }
-
-    /// What the tool does, for the model.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.definition.description = Some(description.into());
-        self
-    }
-
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        self.definition
-            .icons
-            .get_or_insert_with(Vec::new)
-            .push(icon);
-        self
-    }
-
-    /// Behaviour hints.
-    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
-        self.definition.annotations = Some(annotations);
-        self
-    }
-
-    /// Tool-level `_meta`.
-    pub fn meta(mut self, meta: Meta) -> Self {
-        self.definition.meta = Some(meta);
-        self
+    setters! {
+        /// The display name.
+        text title;
+        /// What the tool does, for the model.
+        text description;
+        /// Adds an icon.
+        icon;
+        /// Behaviour hints.
+        value annotations: ToolAnnotations;
+        /// Tool-level `_meta`.
+        value meta: Meta;
     }
 
     /// Replaces the output schema (kept exactly as given).
@@ -151,17 +132,11 @@ impl ToolBuilder {
         self
     }
 
-    /// Scopes a caller must hold to see and call this tool. A caller
-    /// without them is told the tool does not exist (the same answer as
-    /// for an unknown tool), so scopes do not reveal what exists.
-    pub fn require_scopes<I, S>(mut self, scopes: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.required_scopes
-            .extend(scopes.into_iter().map(Into::into));
-        self
+    setters! {
+        /// Scopes a caller must hold to see and call this tool. A caller
+        /// without them is told the tool does not exist (the same answer as
+        /// for an unknown tool), so scopes do not reveal what exists.
+        require_scopes;
     }
 
     /// The definition as it will be listed.
