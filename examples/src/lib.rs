@@ -1,1 +1,3 @@
-//! Examples live in src/bin.
+//! Examples live in src/bin; what several of them share lives here.
+
+pub mod serve_args;

@@ -108,59 +108,7 @@ fn build_server() -> Server {
         .expect("the quickstart tools are valid")
 }
 
-/// How to serve: stdio unless `--http ADDR` is given.
-enum Mode {
-    Stdio,
-    Http(std::net::SocketAddr),
-}
-
-fn parse_args() -> Result<Mode, String> {
-    let mut args = std::env::args().skip(1);
-    let mut mode = Mode::Stdio;
-    while let Some(arg) = args.next() {
-        let addr = match arg.as_str() {
-            "--http" => args
-                .next()
-                .ok_or("--http needs an address, e.g. --http 127.0.0.1:8080")?,
-            other => match other.strip_prefix("--http=") {
-                Some(addr) => addr.to_owned(),
-                None => {
-                    return Err(format!(
-                        "unknown argument {other:?}; usage: quickstart [--http ADDR]"
-                    ));
-                }
-            },
-        };
-        let addr = addr
-            .parse()
-            .map_err(|e| format!("--http {addr:?}: not an address like 127.0.0.1:8080 ({e})"))?;
-        mode = Mode::Http(addr);
-    }
-    Ok(mode)
-}
-
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let mode = match parse_args() {
-        Ok(mode) => mode,
-        Err(message) => {
-            eprintln!("quickstart: {message}");
-            std::process::exit(2);
-        }
-    };
-    match mode {
-        Mode::Stdio => toolwire::server::stdio::serve_stdio(build_server()).await,
-        Mode::Http(addr) => {
-            use toolwire::server::http::{HttpConfig, HttpServer};
-            let http = HttpServer::bind(addr, build_server(), HttpConfig::new()).await?;
-            eprintln!(
-                "quickstart: serving MCP at http://{}/mcp (Ctrl-C to stop)",
-                http.local_addr()
-            );
-            http.run_until(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-        }
-    }
+    toolwire_examples::serve_args::serve("quickstart", build_server).await
 }
