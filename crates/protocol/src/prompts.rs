@@ -8,7 +8,7 @@ use crate::capabilities::Icon;
 use crate::content::{ContentBlock, Role};
 use crate::meta::Meta;
 use crate::mrtr::InputResponses;
-use crate::result::{CacheScope, ResultType};
+use crate::result::ResultType;
 
 /// Method name of `prompts/list`.
 pub const METHOD_LIST_PROMPTS: &str = "prompts/list";
@@ -74,27 +74,12 @@ impl PromptMessage {
     }
 }
 
-/// The result of `prompts/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListPromptsResult {
-    /// Always `complete`.
-    #[serde(default)]
-    pub result_type: ResultType,
-    /// The prompts on this page.
-    pub prompts: Vec<Prompt>,
-    /// The cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// How long the page may be considered fresh (0 when a peer omits it).
-    #[serde(default)]
-    pub ttl_ms: u64,
-    /// Who may cache the page (`private` when a peer omits it).
-    #[serde(default)]
-    pub cache_scope: CacheScope,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+list_result! {
+    /// The result of `prompts/list`.
+    pub struct ListPromptsResult {
+        /// The prompts on this page.
+        pub prompts: Vec<Prompt>,
+    }
 }
 
 /// Parameters of `prompts/get`.

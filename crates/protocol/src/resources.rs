@@ -48,50 +48,20 @@ pub struct ResourceTemplate {
     pub meta: Option<Meta>,
 }
 
-/// The result of `resources/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListResourcesResult {
-    /// Always `complete`.
-    #[serde(default)]
-    pub result_type: ResultType,
-    /// The resources on this page.
-    pub resources: Vec<Resource>,
-    /// The cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// How long the page may be considered fresh (0 when a peer omits it).
-    #[serde(default)]
-    pub ttl_ms: u64,
-    /// Who may cache the page (`private` when a peer omits it).
-    #[serde(default)]
-    pub cache_scope: CacheScope,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+list_result! {
+    /// The result of `resources/list`.
+    pub struct ListResourcesResult {
+        /// The resources on this page.
+        pub resources: Vec<Resource>,
+    }
 }
 
-/// The result of `resources/templates/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListResourceTemplatesResult {
-    /// Always `complete`.
-    #[serde(default)]
-    pub result_type: ResultType,
-    /// The templates on this page.
-    pub resource_templates: Vec<ResourceTemplate>,
-    /// The cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// How long the page may be considered fresh (0 when a peer omits it).
-    #[serde(default)]
-    pub ttl_ms: u64,
-    /// Who may cache the page (`private` when a peer omits it).
-    #[serde(default)]
-    pub cache_scope: CacheScope,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+list_result! {
+    /// The result of `resources/templates/list`.
+    pub struct ListResourceTemplatesResult {
+        /// The templates on this page.
+        pub resource_templates: Vec<ResourceTemplate>,
+    }
 }
 
 /// Parameters of `resources/read`.

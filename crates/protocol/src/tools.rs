@@ -8,7 +8,7 @@ use crate::capabilities::Icon;
 use crate::content::ContentBlock;
 use crate::meta::Meta;
 use crate::mrtr::InputResponses;
-use crate::result::{CacheScope, ResultType};
+use crate::result::ResultType;
 
 /// Method name of `tools/list`.
 pub const METHOD_LIST_TOOLS: &str = "tools/list";
@@ -79,27 +79,12 @@ pub struct PaginatedRequestParams {
     pub meta: Option<Meta>,
 }
 
-/// The result of `tools/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListToolsResult {
-    /// Always `complete`.
-    #[serde(default)]
-    pub result_type: ResultType,
-    /// The tools on this page.
-    pub tools: Vec<Tool>,
-    /// The cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// How long the page may be considered fresh (0 when a peer omits it).
-    #[serde(default)]
-    pub ttl_ms: u64,
-    /// Who may cache the page (`private` when a peer omits it).
-    #[serde(default)]
-    pub cache_scope: CacheScope,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+list_result! {
+    /// The result of `tools/list`.
+    pub struct ListToolsResult {
+        /// The tools on this page.
+        pub tools: Vec<Tool>,
+    }
 }
 
 /// Parameters of `tools/call`.
