@@ -71,6 +71,7 @@ use toolwire_protocol::{ErrorObject, code};
 
 use crate::audit::{self, Denial};
 use crate::context::Principal;
+use crate::setters::setters;
 
 /// The well-known path prefix of RFC 9728.
 pub const WELL_KNOWN_PRM: &str = "/.well-known/oauth-protected-resource";
@@ -650,16 +651,10 @@ impl AuthConfig {
         self
     }
 
-    /// Scopes every request needs; a token without them gets 403
-    /// `insufficient_scope` naming them all.
-    pub fn require_scopes<I, S>(mut self, scopes: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.required_scopes
-            .extend(scopes.into_iter().map(Into::into));
-        self
+    setters! {
+        /// Scopes every request needs; a token without them gets 403
+        /// `insufficient_scope` naming them all.
+        require_scopes;
     }
 
     /// Declares a scope hierarchy: a token granted `broad` also holds each

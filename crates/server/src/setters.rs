@@ -1,5 +1,6 @@
-//! Setters the definition builders (tools, prompts, resources, resource
-//! templates) share: each builder names the ones it has and gives their docs.
+//! Setters the builders share (tools, prompts, resources, resource templates,
+//! and `require_scopes` of the auth settings): each builder names the ones it
+//! has and gives their docs.
 
 /// Builder methods, each with the docs written before it:
 ///
