@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -76,18 +77,61 @@ impl Principal {
 /// Where a request's own notifications go (its stdio line or its SSE stream).
 #[derive(Debug, Clone)]
 pub struct Outbox {
-    sender: mpsc::Sender<Message>,
+    sink: Sink,
+}
+
+#[derive(Debug, Clone)]
+enum Sink {
+    Messages(mpsc::Sender<Message>),
+    Encoded {
+        sender: mpsc::Sender<Bytes>,
+        encode: fn(&Message) -> Bytes,
+    },
 }
 
 impl Outbox {
     /// Wraps a channel; the transport writes what arrives on the other end.
+    ///
+    /// ```
+    /// let (sender, _receiver) = tokio::sync::mpsc::channel(16);
+    /// let outbox = toolwire_server::Outbox::new(sender);
+    /// # drop(outbox);
+    /// ```
     pub fn new(sender: mpsc::Sender<Message>) -> Self {
-        Outbox { sender }
+        Outbox {
+            sink: Sink::Messages(sender),
+        }
+    }
+
+    /// Wraps a channel of bytes: each message is encoded by `encode` as it
+    /// is sent. A queue of bytes is smaller than a queue of messages, which
+    /// matters for transports that hold thousands of streams open.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use toolwire_protocol::Message;
+    ///
+    /// fn line(message: &Message) -> Bytes {
+    ///     let mut bytes = serde_json::to_vec(message).unwrap_or_default();
+    ///     bytes.push(b'\n');
+    ///     Bytes::from(bytes)
+    /// }
+    /// let (sender, _receiver) = tokio::sync::mpsc::channel(16);
+    /// let outbox = toolwire_server::Outbox::encoding(sender, line);
+    /// # drop(outbox);
+    /// ```
+    pub fn encoding(sender: mpsc::Sender<Bytes>, encode: fn(&Message) -> Bytes) -> Self {
+        Outbox {
+            sink: Sink::Encoded { sender, encode },
+        }
     }
 
     /// Sends one message; a closed channel (the client went away) is ignored.
     pub async fn send(&self, message: Message) {
-        let _ = self.sender.send(message).await;
+        let _ = match &self.sink {
+            Sink::Messages(sender) => sender.send(message).await.is_ok(),
+            Sink::Encoded { sender, encode } => sender.send(encode(&message)).await.is_ok(),
+        };
     }
 }
 

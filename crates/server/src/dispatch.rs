@@ -63,15 +63,16 @@ impl Server {
         let params = request.params.unwrap_or_default();
         match cx.method() {
             "server/discover" => Ok(self.finish(self.discover())),
+            // The larger futures are boxed so that a long-lived request
+            // (subscriptions/listen) does not carry their size.
             "tools/list" => self.list(&self.inner.tools, parse(params)?, &cx),
-            "tools/call" => self.call_tool(parse_call(params)?, cx).await,
+            "tools/call" => Box::pin(self.call_tool(parse_call(params)?, cx)).await,
             "resources/list" => self.list(&self.inner.resources, parse(params)?, &cx),
             "resources/templates/list" => self.list(&self.inner.templates, parse(params)?, &cx),
-            "resources/read" => self.read_resource(parse(params)?, cx).await,
+            "resources/read" => Box::pin(self.read_resource(parse(params)?, cx)).await,
             "prompts/list" => self.list(&self.inner.prompts, parse(params)?, &cx),
-            "prompts/get" => self.get_prompt(parse(params)?, cx).await,
-            "completion/complete" => self
-                .complete(parse(params)?, &cx)
+            "prompts/get" => Box::pin(self.get_prompt(parse(params)?, cx)).await,
+            "completion/complete" => Box::pin(self.complete(parse(params)?, &cx))
                 .await
                 .map(|r| self.finish(r)),
             "subscriptions/listen" => self.listen(parse(params)?, cx).await,

@@ -73,14 +73,13 @@ use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
 use axum::response::Response;
 use axum::routing::any;
-use axum::serve::ListenerExt;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use http::header::{self, HeaderName};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, DropGuard};
 use toolwire_protocol::{
     ErrorObject, ErrorResponse, JsonObject, Message, Request, RequestId, code, keys,
@@ -89,6 +88,7 @@ use toolwire_schema::header_value::{decode_header_value, header_matches};
 
 use crate::audit::{self, Denial};
 use crate::auth::AuthConfig;
+use crate::connections::Connections;
 use crate::context::{Outbox, Principal, RequestEnv, response_streams};
 use crate::rate_limit::{InMemoryRateLimits, RateLimit, RateLimitStore, retry_secs};
 use crate::server::Server;
@@ -101,6 +101,9 @@ pub const DEFAULT_PATH: &str = "/mcp";
 
 /// The default request body limit: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// The default time a client has to send a request's headers.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The default interval between SSE keep-alive comments.
 pub const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -140,6 +143,7 @@ pub struct HttpConfig {
     any_host: bool,
     any_origin: bool,
     sse_keep_alive: Option<Duration>,
+    header_read_timeout: Duration,
     auth: Option<AuthConfig>,
     request_limit: Option<RateLimit>,
     rate_limits: Arc<dyn RateLimitStore>,
@@ -155,6 +159,7 @@ impl Default for HttpConfig {
             any_host: false,
             any_origin: false,
             sse_keep_alive: Some(DEFAULT_SSE_KEEP_ALIVE),
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             auth: None,
             request_limit: None,
             rate_limits: Arc::new(InMemoryRateLimits::new()),
@@ -164,7 +169,8 @@ impl Default for HttpConfig {
 
 impl HttpConfig {
     /// The defaults: path `/mcp`, 4 MiB bodies, loopback hosts and origins
-    /// only, a keep-alive comment every 15 s on quiet streams.
+    /// only, a keep-alive comment every 15 s on quiet streams, 30 s to send
+    /// a request's headers.
     pub fn new() -> Self {
         HttpConfig::default()
     }
@@ -220,6 +226,16 @@ impl HttpConfig {
     /// sends none.
     pub fn sse_keep_alive(mut self, interval: Option<Duration>) -> Self {
         self.sse_keep_alive = interval.filter(|d| !d.is_zero());
+        self
+    }
+
+    /// How long a client may take to send a request's headers before
+    /// [`HttpServer`] closes the connection (default 30 s), so that slow or
+    /// stalled clients cannot hold connections open for free. Applies to
+    /// [`HttpServer`] only: with [`router`], the server you mount it in
+    /// decides.
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout.max(Duration::from_millis(1));
         self
     }
 
@@ -361,6 +377,7 @@ pub struct HttpServer {
     local_addr: SocketAddr,
     server: Server,
     router: Router,
+    header_read_timeout: Duration,
 }
 
 impl HttpServer {
@@ -375,6 +392,7 @@ impl HttpServer {
         Ok(HttpServer {
             listener,
             local_addr,
+            header_read_timeout: config.header_read_timeout,
             router: router(server.clone(), config),
             server,
         })
@@ -402,17 +420,11 @@ impl HttpServer {
             shutdown.await;
             server.shutdown();
         };
-        let listener = self.listener.tap_io(|tcp| {
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::debug!(%error, "could not set TCP_NODELAY");
-            }
-        });
-        let service = self
-            .router
-            .into_make_service_with_connect_info::<SocketAddr>();
-        axum::serve(listener, service)
-            .with_graceful_shutdown(shutdown)
-            .await
+        let connections = Connections {
+            router: self.router,
+            header_read_timeout: self.header_read_timeout,
+        };
+        connections.serve(self.listener, shutdown).await
     }
 }
 
@@ -590,41 +602,51 @@ impl Endpoint {
             guard.disarm();
             return json_reply(&response);
         }
-        let (sender, mut receiver) = mpsc::channel(OUTBOX_CAPACITY);
+        // Notifications travel as encoded SSE events (a small queue per open
+        // stream); the final response on its own channel.
+        let (events, receiver) = mpsc::channel(OUTBOX_CAPACITY);
+        let (respond, response) = oneshot::channel();
         let env = RequestEnv {
             principal,
-            outbox: Some(Outbox::new(sender.clone())),
+            outbox: Some(Outbox::encoding(events, sse_event)),
             cancel: cancel.clone(),
         };
-        tokio::spawn(run_streamed(self.server.clone(), request, env, sender));
-        let guard = cancel.drop_guard();
-        match receiver.recv().await {
-            Some(message) if is_response(&message) => {
-                guard.disarm();
+        tokio::spawn(run_streamed(self.server.clone(), request, env, respond));
+        let mut stream = SseStream {
+            pending: None,
+            receiver,
+            response: Some(response),
+            guard: Some(cancel.drop_guard()),
+            keep_alive: self.config.sse_keep_alive,
+        };
+        match stream.next().await {
+            Next::Response(message) => {
+                stream.disarm();
                 json_reply(&message)
             }
-            Some(first) => sse_reply(SseStream {
-                pending: Some(first),
-                receiver,
-                guard: Some(guard),
-                keep_alive: self.config.sse_keep_alive,
-            }),
-            None => error_reply(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                None,
-                ErrorObject::internal("the request ended without a response"),
-            ),
+            Next::Event(event) => {
+                stream.pending = Some(event);
+                sse_reply(stream)
+            }
+            Next::Ended => {
+                stream.disarm();
+                error_reply(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    None,
+                    ErrorObject::internal("the request ended without a response"),
+                )
+            }
         }
     }
 }
 
 /// Runs a request whose notifications are streamed; the final response goes
-/// down the same channel, after them. A cancelled request sends nothing more.
+/// to `respond`. A cancelled request sends nothing more.
 async fn run_streamed(
     server: Server,
     request: Request,
     env: RequestEnv,
-    sender: mpsc::Sender<Message>,
+    respond: oneshot::Sender<Message>,
 ) {
     let cancel = env.cancel.clone();
     let response = tokio::select! {
@@ -634,17 +656,28 @@ async fn run_streamed(
         () = cancel.cancelled() => return,
     };
     if !cancel.is_cancelled() {
-        let _ = sender.send(response).await;
+        let _ = respond.send(response);
     }
 }
 
 /// The state of one request's SSE stream. Dropping it before the final
 /// response (the client closed the stream) cancels the request.
 struct SseStream {
-    pending: Option<Message>,
-    receiver: mpsc::Receiver<Message>,
+    pending: Option<Bytes>,
+    receiver: mpsc::Receiver<Bytes>,
+    response: Option<oneshot::Receiver<Message>>,
     guard: Option<DropGuard>,
     keep_alive: Option<Duration>,
+}
+
+/// What a streamed request produced next.
+enum Next {
+    /// A notification, already encoded as an SSE event.
+    Event(Bytes),
+    /// The final response.
+    Response(Message),
+    /// The request ended without a response (or after it).
+    Ended,
 }
 
 impl SseStream {
@@ -656,29 +689,47 @@ impl SseStream {
         }
     }
 
+    /// The next notification, or the final response once every notification
+    /// sent before it has been taken.
+    async fn next(&mut self) -> Next {
+        let Some(response) = self.response.as_mut() else {
+            return Next::Ended;
+        };
+        tokio::select! {
+            // A handler's notifications are queued before it returns, so
+            // taking events first keeps them ahead of the response.
+            biased;
+            Some(event) = self.receiver.recv() => Next::Event(event),
+            result = response => {
+                self.response = None;
+                result.map_or(Next::Ended, Next::Response)
+            }
+        }
+    }
+
     async fn next_chunk(mut self) -> Option<(Result<Bytes, Infallible>, SseStream)> {
         self.guard.as_ref()?;
-        let message = match self.pending.take() {
-            Some(message) => Some(message),
-            None => match self.keep_alive {
-                Some(interval) => {
-                    match tokio::time::timeout(interval, self.receiver.recv()).await {
-                        Ok(message) => message,
-                        Err(_) => return Some((Ok(Bytes::from_static(b":\n\n")), self)),
-                    }
-                }
-                None => self.receiver.recv().await,
-            },
-        };
-        let Some(message) = message else {
-            // The request ended without a final response: nothing more will come.
-            self.disarm();
-            return None;
-        };
-        if is_response(&message) {
-            self.disarm();
+        if let Some(event) = self.pending.take() {
+            return Some((Ok(event), self));
         }
-        Some((Ok(sse_event(&message)), self))
+        let next = match self.keep_alive {
+            Some(interval) => match tokio::time::timeout(interval, self.next()).await {
+                Ok(next) => next,
+                Err(_) => return Some((Ok(Bytes::from_static(b":\n\n")), self)),
+            },
+            None => self.next().await,
+        };
+        match next {
+            Next::Event(event) => Some((Ok(event), self)),
+            Next::Response(message) => {
+                self.disarm();
+                Some((Ok(sse_event(&message)), self))
+            }
+            Next::Ended => {
+                self.disarm();
+                None
+            }
+        }
     }
 }
 
@@ -709,10 +760,6 @@ fn sse_event(message: &Message) -> Bytes {
     }
     bytes.extend_from_slice(b"\n\n");
     Bytes::from(bytes)
-}
-
-fn is_response(message: &Message) -> bool {
-    matches!(message, Message::Result(_) | Message::Error(_))
 }
 
 // ---------------------------------------------------------------------------

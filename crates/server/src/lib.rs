@@ -15,6 +15,7 @@
 pub mod audit;
 pub mod auth;
 mod completion;
+mod connections;
 mod context;
 mod dispatch;
 mod guard;

@@ -1432,3 +1432,41 @@ async fn closing_a_listen_stream_frees_the_subscription() {
     .expect("the subscription is released");
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_client_that_stalls_in_its_headers_is_disconnected() {
+    let config = HttpConfig::new().header_read_timeout(Duration::from_millis(300));
+    let harness = Harness::with_config(config).await;
+    let addr = harness
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    let mut stalled = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stalled
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut buffer = Vec::new();
+    let read = tokio::time::timeout(WAIT, stalled.read_to_end(&mut buffer))
+        .await
+        .expect("the server closes the stalled connection");
+    // Closed without a response (a reset counts as closed too).
+    assert!(read.is_err() || buffer.is_empty(), "{buffer:?}");
+    assert!(started.elapsed() >= Duration::from_millis(250));
+
+    // Everyone else is still served.
+    let response = harness.send(&list(2)).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    harness.stop().await;
+}
+
+#[tokio::test]
+async fn shutdown_closes_idle_keep_alive_connections() {
+    let harness = Harness::start().await;
+    // reqwest keeps the connection of this request open for the next one.
+    let response = harness.send(&list(1)).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let _ = response.bytes().await.unwrap();
+    harness.stop().await;
+}
