@@ -424,19 +424,26 @@ pub fn text_of(content: &[ContentBlock]) -> String {
         .join("\n")
 }
 
-/// OAuth 2.1 for servers that answer 401: a loopback redirect on `port`
-/// and tokens in the user's config directory.
-fn oauth(port: u16) -> Result<toolwire::client::auth::OAuth, Failure> {
-    use toolwire::client::auth::{FileStore, LoopbackRedirect, OAuth};
+/// Where `--oauth` keeps tokens and client registrations:
+/// `$XDG_CONFIG_HOME/toolwire/tokens.json`, else `~/.config/toolwire/tokens.json`.
+pub fn token_file() -> Option<std::path::PathBuf> {
     let config = std::env::var_os("XDG_CONFIG_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| {
             std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".config"))
-        })
+        })?;
+    Some(config.join("toolwire").join("tokens.json"))
+}
+
+/// OAuth 2.1 for servers that answer 401: a loopback redirect on `port`
+/// and tokens in the user's config directory.
+fn oauth(port: u16) -> Result<toolwire::client::auth::OAuth, Failure> {
+    use toolwire::client::auth::{FileStore, LoopbackRedirect, OAuth};
+    let tokens = token_file()
         .ok_or_else(|| Failure::usage("--oauth needs HOME or XDG_CONFIG_HOME to store tokens"))?;
     OAuth::builder(LoopbackRedirect::on_port(port))
         .client_name("toolwire")
-        .store(FileStore::new(config.join("toolwire").join("tokens.json")))
+        .store(FileStore::new(tokens))
         .build()
         .map_err(|e| Failure::usage(format!("--oauth: {e}")))
 }

@@ -270,6 +270,19 @@ async fn transport_failure(
                 "check that the command starts an MCP server on stdio (e.g. `toolwire serve --stdio`)",
             )
         }
+        (_, TransportError::Auth(error)) => {
+            let kept = crate::connect::token_file()
+                .map(|path| {
+                    format!(
+                        " (tokens and client registrations are kept in {})",
+                        path.display()
+                    )
+                })
+                .unwrap_or_default();
+            Failure::protocol(format!("could not authorize with {server}: {error}")).hint(format!(
+                "run the command again to start a new authorization{kept}"
+            ))
+        }
         (_, TransportError::Malformed(detail)) => Failure::protocol(format!(
             "{server} sent something that is not MCP: {detail}"
         ))
@@ -294,7 +307,10 @@ fn http_status_failure(url: &str, status: u16, body: &str, args: &ConnectArgs) -
         401 => Failure::protocol(with_detail(format!(
             "{url} wants a bearer token (HTTP 401)"
         )))
-        .hint("pass --bearer TOKEN (for `toolwire serve --token TOKEN`, the same TOKEN)"),
+        .hint(
+            "pass --bearer TOKEN (for `toolwire serve --token TOKEN`, the same TOKEN), \
+             or --oauth when the server uses OAuth",
+        ),
         403 => Failure::protocol(with_detail(format!("{url} refused the request (HTTP 403)")))
             .hint(
                 "the token may lack a scope, or the server's Host/Origin check refused \

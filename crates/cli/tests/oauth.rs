@@ -736,6 +736,16 @@ async fn a_refused_code_fails_clearly_and_the_next_run_authorizes() {
         "{}",
         failed.stderr
     );
+    let tokens = config.tokens_file();
+    assert!(
+        failed.stderr.contains(&format!(
+            "hint: run the command again to start a new authorization \
+             (tokens and client registrations are kept in {})",
+            tokens.display()
+        )),
+        "{}",
+        failed.stderr
+    );
     assert!(failed.stdout.is_empty(), "{}", failed.stdout);
     assert_eq!(
         authority.requests(),
