@@ -140,13 +140,14 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             () = shutdown => Ok(()),
         }
     } else {
-        let mut addr = resolve(args.http.as_deref().unwrap_or(DEFAULT_ADDR)).await?;
+        let wanted = resolve(args.http.as_deref().unwrap_or(DEFAULT_ADDR)).await?;
+        // Bound first: the resource URI of --token names the actual port.
+        let listener = tokio::net::TcpListener::bind(wanted)
+            .await
+            .map_err(|e| bind_failure(wanted, e))?;
+        let addr = listener.local_addr().map_err(|e| bind_failure(wanted, e))?;
         let mut config = HttpConfig::new();
         if !args.tokens.is_empty() {
-            if addr.port() == 0 {
-                // The resource URI names the port: pick it now.
-                addr = free_port(addr)?;
-            }
             config = config.auth(auth_config(addr, &args.tokens)?);
         }
         for origin in &args.allow_origin {
@@ -155,8 +156,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         for host in &args.allow_host {
             config = config.allow_host(host);
         }
-        let http = HttpServer::bind(addr, server, config)
-            .await
+        let http = HttpServer::from_listener(listener, server, config)
             .map_err(|e| bind_failure(addr, e))?;
         let url = format!("http://{}/mcp", http.local_addr());
         if !http.local_addr().ip().is_loopback() {
@@ -199,13 +199,6 @@ fn auth_config(addr: SocketAddr, tokens: &[(String, Vec<String>)]) -> Result<Aut
         "bearer tokens required (`toolwire list URL --bearer TOKEN`)"
     );
     Ok(config)
-}
-
-/// A free port on `addr`'s address (bound, then released for the server).
-fn free_port(addr: SocketAddr) -> Result<SocketAddr, Failure> {
-    std::net::TcpListener::bind(addr)
-        .and_then(|listener| listener.local_addr())
-        .map_err(|e| bind_failure(addr, e))
 }
 
 /// `host:port`, `[v6]:port`, or a port alone (on 127.0.0.1).

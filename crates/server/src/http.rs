@@ -387,7 +387,28 @@ impl HttpServer {
         server: Server,
         config: HttpConfig,
     ) -> io::Result<HttpServer> {
-        let listener = TcpListener::bind(addr).await?;
+        HttpServer::from_listener(TcpListener::bind(addr).await?, server, config)
+    }
+
+    /// Serves on a listener bound beforehand: the way to know the port
+    /// before building a configuration that names it (an OAuth resource
+    /// URI, say), with no window in which another process could take it.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: toolwire_server::Server) -> std::io::Result<()> {
+    /// use toolwire_server::http::{HttpConfig, HttpServer};
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let resource = format!("http://{}/mcp", listener.local_addr()?);
+    /// # let _ = resource;
+    /// let http = HttpServer::from_listener(listener, server, HttpConfig::new())?;
+    /// http.run().await
+    /// # }
+    /// ```
+    pub fn from_listener(
+        listener: TcpListener,
+        server: Server,
+        config: HttpConfig,
+    ) -> io::Result<HttpServer> {
         let local_addr = listener.local_addr()?;
         Ok(HttpServer {
             listener,

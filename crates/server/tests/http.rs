@@ -1470,3 +1470,38 @@ async fn shutdown_closes_idle_keep_alive_connections() {
     let _ = response.bytes().await.unwrap();
     harness.stop().await;
 }
+
+#[tokio::test]
+async fn serves_on_a_listener_bound_beforehand() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (cancelled, _) = mpsc::unbounded_channel();
+    let probes = Probes {
+        cancelled,
+        barrier: Arc::new(Barrier::new(3)),
+    };
+    let http = HttpServer::from_listener(listener, test_server(probes), HttpConfig::new()).unwrap();
+    assert_eq!(http.local_addr(), addr);
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(http.run_until(async {
+        let _ = stopped.await;
+    }));
+    let body = list(1);
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .headers(headers_for(&body))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let reply: Value = response.json().await.unwrap();
+    assert_eq!(reply["id"], 1);
+    assert!(reply["result"]["tools"].is_array(), "{reply}");
+    let _ = stop.send(());
+    tokio::time::timeout(WAIT, task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
