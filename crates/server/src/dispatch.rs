@@ -10,13 +10,13 @@ use serde_json::Value;
 use toolwire_protocol::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, DiscoverResult, ErrorObject,
     ErrorResponse, Implementation, JsonObject, ListChangedCapability, LoggingLevel, Message,
-    ProgressToken, Request, ResourcesCapability, ResultResponse, ResultType, ServerCapabilities,
-    code, keys,
+    ProgressToken, Request, RequestId, ResourcesCapability, ResultResponse, ResultType,
+    ServerCapabilities, code, keys,
 };
 
 use crate::audit::{self, Denial, Outcome};
 use crate::context::{CheckedMeta, RequestContext, RequestEnv};
-use crate::listing::Listed;
+use crate::listing::{Listed, Listing};
 use crate::mrtr::{InputRequired, Round, RoundKey};
 use crate::output::{ToolError, ToolOutput};
 use crate::server::Server;
@@ -31,6 +31,31 @@ const REMOVED_METHODS: &[&str] = &[
     "resources/unsubscribe",
 ];
 
+/// What the dispatcher produced for a request that succeeded.
+enum Answer {
+    Object(JsonObject),
+    Listing(Listing),
+}
+
+/// A response, as a transport that writes bytes receives it.
+pub(crate) enum Reply {
+    Message(Message),
+    /// A successful `*/list` response to the request with this id.
+    Listing(RequestId, Listing),
+}
+
+impl Reply {
+    /// The response as a message (a list page becomes one JSON object).
+    pub fn into_message(self) -> Message {
+        match self {
+            Reply::Message(message) => message,
+            Reply::Listing(id, listing) => {
+                Message::Result(ResultResponse::new(id, listing.into_object()))
+            }
+        }
+    }
+}
+
 impl Server {
     /// Handles any incoming message. Requests get a response; notifications
     /// and stray responses get `None` (the transport acts on cancellation).
@@ -43,14 +68,24 @@ impl Server {
 
     /// Handles one request and returns its response (a result or an error).
     pub async fn handle_request(&self, request: Request, env: RequestEnv) -> Message {
+        self.reply(request, env).await.into_message()
+    }
+
+    /// Handles one request for a transport that writes bytes: a list page
+    /// stays apart from its entries, which are written from the JSON made
+    /// when they were registered.
+    pub(crate) async fn reply(&self, request: Request, env: RequestEnv) -> Reply {
         let id = request.id.clone();
         match self.dispatch(request, env).await {
-            Ok(result) => Message::Result(ResultResponse::new(id, result)),
-            Err(error) => Message::Error(ErrorResponse::new(Some(id), error)),
+            Ok(Answer::Object(result)) => {
+                Reply::Message(Message::Result(ResultResponse::new(id, result)))
+            }
+            Ok(Answer::Listing(listing)) => Reply::Listing(id, listing),
+            Err(error) => Reply::Message(Message::Error(ErrorResponse::new(Some(id), error))),
         }
     }
 
-    async fn dispatch(&self, request: Request, env: RequestEnv) -> Result<JsonObject, ErrorObject> {
+    async fn dispatch(&self, request: Request, env: RequestEnv) -> Result<Answer, ErrorObject> {
         let method = request.method.as_str();
         if REMOVED_METHODS.contains(&method) {
             return Err(self.removed_method(method));
@@ -62,15 +97,34 @@ impl Server {
         let cx = RequestContext::new(request.id, method, meta, env);
         let params = request.params.unwrap_or_default();
         match cx.method() {
+            "tools/list" => self
+                .list(&self.inner.tools, parse(params)?, &cx)
+                .map(Answer::Listing),
+            "resources/list" => self
+                .list(&self.inner.resources, parse(params)?, &cx)
+                .map(Answer::Listing),
+            "resources/templates/list" => self
+                .list(&self.inner.templates, parse(params)?, &cx)
+                .map(Answer::Listing),
+            "prompts/list" => self
+                .list(&self.inner.prompts, parse(params)?, &cx)
+                .map(Answer::Listing),
+            _ => self.respond(params, cx).await.map(Answer::Object),
+        }
+    }
+
+    /// Runs the methods whose result is one JSON object.
+    async fn respond(
+        &self,
+        params: JsonObject,
+        cx: RequestContext,
+    ) -> Result<JsonObject, ErrorObject> {
+        match cx.method() {
             "server/discover" => Ok(self.finish(self.discover())),
             // The larger futures are boxed so that a long-lived request
             // (subscriptions/listen) does not carry their size.
-            "tools/list" => self.list(&self.inner.tools, parse(params)?, &cx),
             "tools/call" => Box::pin(self.call_tool(parse_call(params)?, cx)).await,
-            "resources/list" => self.list(&self.inner.resources, parse(params)?, &cx),
-            "resources/templates/list" => self.list(&self.inner.templates, parse(params)?, &cx),
             "resources/read" => Box::pin(self.read_resource(parse(params)?, cx)).await,
-            "prompts/list" => self.list(&self.inner.prompts, parse(params)?, &cx),
             "prompts/get" => Box::pin(self.get_prompt(parse(params)?, cx)).await,
             "completion/complete" => Box::pin(self.complete(parse(params)?, &cx))
                 .await

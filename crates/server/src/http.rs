@@ -90,6 +90,7 @@ use crate::audit::{self, Denial};
 use crate::auth::AuthConfig;
 use crate::connections::Connections;
 use crate::context::{Outbox, Principal, RequestEnv, response_streams};
+use crate::dispatch::Reply;
 use crate::rate_limit::{InMemoryRateLimits, RateLimit, RateLimitStore, retry_secs};
 use crate::server::Server;
 
@@ -619,9 +620,14 @@ impl Endpoint {
                 outbox: None,
                 cancel,
             };
-            let response = self.server.handle_request(request, env).await;
+            let reply = self.server.reply(request, env).await;
             guard.disarm();
-            return json_reply(&response);
+            return match reply {
+                Reply::Message(message) => json_reply(&message),
+                Reply::Listing(id, listing) => {
+                    json_body(listing.write_response(&id), StatusCode::OK)
+                }
+            };
         }
         // Notifications travel as encoded SSE events (a small queue per open
         // stream); the final response on its own channel.
@@ -1054,8 +1060,13 @@ fn status_of_error(error: &ErrorObject) -> StatusCode {
 fn json_reply(message: &Message) -> Response {
     let body = serde_json::to_vec(message)
         .unwrap_or_else(|_| serde_json::to_vec(&unserializable(message)).unwrap_or_default());
+    json_body(body, status_of(message))
+}
+
+/// A JSON response from its encoded body.
+fn json_body(body: Vec<u8>, status: StatusCode) -> Response {
     let mut response = Response::new(Body::from(body));
-    *response.status_mut() = status_of(message);
+    *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

@@ -1,11 +1,13 @@
 //! The `*/list` methods (tools, prompts, resources, resource templates):
 //! one page of what the caller may see, with the list caching hints.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 use toolwire_protocol::{
     CacheScope, ErrorObject, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, RequestId,
 };
 
 use crate::context::{Principal, RequestContext};
@@ -25,6 +27,9 @@ pub(crate) trait Listed: Named {
 
     /// The entry's definition, as listed.
     fn listed(&self) -> Value;
+
+    /// Appends the entry's definition, as listed, encoded as JSON.
+    fn write_listed(&self, out: &mut Vec<u8>);
 
     /// True when `principal` may see and use the entry.
     fn permits(&self, principal: &Principal) -> bool {
@@ -78,6 +83,11 @@ impl Listed for RegisteredTool {
     fn listed(&self) -> Value {
         self.listed.clone()
     }
+
+    /// Encoded once, when the tool was registered: copied, not serialised.
+    fn write_listed(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.encoded.as_bytes());
+    }
 }
 
 /// Implements [`Listed`] for a registered entry from its `definition` and
@@ -94,6 +104,10 @@ macro_rules! listed_definitions {
             fn listed(&self) -> Value {
                 serde_json::to_value(&self.definition).unwrap_or_default()
             }
+
+            fn write_listed(&self, out: &mut Vec<u8>) {
+                write_json(out, &self.definition);
+            }
         }
     )*};
 }
@@ -104,28 +118,115 @@ listed_definitions! {
     RegisteredTemplate => ListResourceTemplatesResult,
 }
 
+/// An entry of a [`Listing`], whatever its kind.
+pub(crate) trait ListingEntry: Send + Sync {
+    fn value(&self) -> Value;
+    fn write(&self, out: &mut Vec<u8>);
+}
+
+impl<T: Listed + Send + Sync> ListingEntry for T {
+    fn value(&self) -> Value {
+        self.listed()
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        self.write_listed(out);
+    }
+}
+
+/// One page of a `*/list` result, kept apart from its entries until it is
+/// sent: a transport writes the entries' JSON straight into the response
+/// ([`Listing::write_response`]) instead of building a JSON tree of every
+/// definition and serialising it again.
+pub(crate) struct Listing {
+    /// Every field of the result, the entries' field still an empty list.
+    head: JsonObject,
+    /// The field that holds the entries (`tools`, `prompts`, ...).
+    field: &'static str,
+    entries: Vec<Arc<dyn ListingEntry>>,
+}
+
+impl Listing {
+    /// The result as one JSON object.
+    pub fn into_object(self) -> JsonObject {
+        let mut result = self.head;
+        let entries = self.entries.iter().map(|e| e.value()).collect();
+        // Replacing the empty list keeps the field in its place.
+        result.insert(self.field.to_owned(), Value::Array(entries));
+        result
+    }
+
+    /// The JSON-RPC response answering request `id` with this page, encoded:
+    /// byte for byte the response holding [`Listing::into_object`].
+    pub fn write_response(&self, id: &RequestId) -> Vec<u8> {
+        let mut out = Vec::with_capacity(256 + 512 * self.entries.len());
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        write_json(&mut out, id);
+        out.extend_from_slice(br#","result":{"#);
+        for (index, (key, value)) in self.head.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            write_json(&mut out, key);
+            out.push(b':');
+            if key == self.field {
+                self.write_entries(&mut out);
+            } else {
+                write_json(&mut out, value);
+            }
+        }
+        if !self.head.contains_key(self.field) {
+            // `into_object` appends the field: so does this.
+            if !self.head.is_empty() {
+                out.push(b',');
+            }
+            write_json(&mut out, self.field);
+            out.push(b':');
+            self.write_entries(&mut out);
+        }
+        out.extend_from_slice(b"}}");
+        out
+    }
+
+    fn write_entries(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (index, entry) in self.entries.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            entry.write(out);
+        }
+        out.push(b']');
+    }
+}
+
+/// Appends `value` as JSON. The values written here (ids, result fields,
+/// definitions) are plain data, whose serialisation cannot fail.
+fn write_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
+    let _ = serde_json::to_writer(out, value);
+}
+
 impl Server {
     /// Answers a `*/list` request: the enabled entries of `registry` the
     /// caller may see, one page of them from `params.cursor`, as a finished
     /// result with the list caching hints. When any entry of the list
     /// (visible or not) requires scopes, or the caller is authenticated, the
     /// result depends on the caller and is marked `cacheScope: "private"`.
-    pub(crate) fn list<T: Listed>(
+    pub(crate) fn list<T: Listed + Send + Sync + 'static>(
         &self,
         registry: &Registry<T>,
         params: PaginatedRequestParams,
         cx: &RequestContext,
-    ) -> Result<JsonObject, ErrorObject> {
+    ) -> Result<Listing, ErrorObject> {
         let offset = match params.cursor.as_deref() {
             Some(cursor) => pagination::decode_cursor(cursor)?,
             None => 0,
         };
         let enabled = registry.enabled();
         let scoped = enabled.iter().any(|e| !e.required_scopes().is_empty());
-        let visible: Vec<&T> = enabled
-            .iter()
+        let visible: Vec<Arc<T>> = enabled
+            .into_iter()
             .filter(|e| e.permits(cx.principal()))
-            .map(|e| &**e)
             .collect();
         let config = &self.inner.config;
         let (items, next_cursor) = pagination::page(&visible, offset, config.page_size);
@@ -133,12 +234,13 @@ impl Server {
         if scoped || cx.principal().is_authenticated() {
             hint.scope = CacheScope::Private;
         }
-        let mut result = self.finish(T::List::without_items(next_cursor, hint));
-        // The entries go in last, each as listed (a tool's definition was
-        // turned into JSON once, when it was registered); the field keeps
-        // its place among the others.
-        let items = items.iter().map(|e| e.listed()).collect();
-        result.insert(T::List::ITEMS.to_owned(), Value::Array(items));
-        Ok(result)
+        Ok(Listing {
+            head: self.finish(T::List::without_items(next_cursor, hint)),
+            field: T::List::ITEMS,
+            entries: items
+                .into_iter()
+                .map(|e| e as Arc<dyn ListingEntry>)
+                .collect(),
+        })
     }
 }

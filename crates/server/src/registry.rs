@@ -80,6 +80,8 @@ pub(crate) struct RegisteredTool {
     /// `definition` as JSON, made once here: `tools/list` copies it instead
     /// of converting the definition on every call.
     pub listed: Value,
+    /// `listed` encoded, for transports that write a page's JSON directly.
+    pub encoded: Box<str>,
     pub handler: ErasedToolHandler,
     pub input_schema: CompiledSchema,
     pub output_schema: Option<CompiledSchema>,
@@ -123,6 +125,7 @@ impl RegisteredTool {
         warn_sensitive_headers(&tool, &input, &header_params);
         let listed = serde_json::to_value(&builder.definition).unwrap_or_default();
         Ok(RegisteredTool {
+            encoded: listed.to_string().into_boxed_str(),
             listed,
             definition: builder.definition,
             handler,

@@ -5,13 +5,19 @@ mod common;
 use common::*;
 use serde_json::json;
 use toolwire_protocol::{PromptMessage, Role};
+use toolwire_server::http::{HttpConfig, HttpServer};
 use toolwire_server::{
-    PromptBuilder, RequestContext, ResourceBuilder, ResourceTemplateBuilder, Server, ToolError,
-    blob_contents, text_contents,
+    NoArgs, PromptBuilder, RequestContext, RequestEnv, ResourceBuilder, ResourceTemplateBuilder,
+    Server, ServerBuilder, ToolBuilder, ToolError, blob_contents, text_contents,
 };
 
 fn server() -> Server {
+    builder().build().unwrap()
+}
+
+fn builder() -> ServerBuilder {
     Server::builder("features", "1")
+        .tool(ToolBuilder::new("noop").description("Does nothing").handler(|_: NoArgs, _cx| async { Ok::<_, ToolError>("done") }))
         .resource(
             ResourceBuilder::new("test://static-text", "static-text")
                 .description("A text resource")
@@ -57,8 +63,6 @@ fn server() -> Server {
                     Ok(vec![PromptMessage::text(Role::User, format!("Context: {}", text["context"]))])
                 }),
         )
-        .build()
-        .unwrap()
 }
 
 #[tokio::test]
@@ -231,4 +235,70 @@ async fn completion_for_prompt_arguments_and_template_variables() {
     let params = json!({"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "x", "value": ""}});
     let e = error(&s, request(4, "completion/complete", params)).await;
     assert_eq!(e["code"], -32602);
+}
+
+/// Over HTTP, list pages are written from each entry's encoded JSON: the
+/// bytes must be exactly those of the dispatcher's response, page by page.
+#[tokio::test]
+async fn lists_over_http_are_the_dispatchers_responses_byte_for_byte() {
+    let server = builder().page_size(2).build().unwrap();
+    let http = HttpServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        server.clone(),
+        HttpConfig::new(),
+    )
+    .await
+    .unwrap();
+    let url = format!("http://{}/mcp", http.local_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(http.run_until(async {
+        let _ = stopped.await;
+    }));
+    let client = reqwest::Client::new();
+    let mut pages = 0;
+    for method in [
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+    ] {
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = match &cursor {
+                Some(cursor) => json!({"cursor": cursor}),
+                None => json!({}),
+            };
+            let body = serde_json::to_vec(&request(7, method, params.clone())).unwrap();
+            let over_http = client
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", method)
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(over_http.status(), 200, "{method}");
+            let over_http = over_http.bytes().await.unwrap();
+            let direct = server
+                .handle_request(request(7, method, params), RequestEnv::new())
+                .await;
+            assert_eq!(
+                String::from_utf8_lossy(&over_http),
+                serde_json::to_string(&direct).unwrap(),
+                "{method} {cursor:?}"
+            );
+            pages += 1;
+            let reply: serde_json::Value = serde_json::from_slice(&over_http).unwrap();
+            match reply["result"]["nextCursor"].as_str() {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => break,
+            }
+        }
+    }
+    // tools 1, prompts 2, resources 3, templates 1: one page each but resources (two).
+    assert_eq!(pages, 5);
+    let _ = stop.send(());
+    task.await.unwrap().unwrap();
 }
