@@ -32,28 +32,75 @@ const REMOVED_METHODS: &[&str] = &[
 ];
 
 /// What the dispatcher produced for a request that succeeded.
-enum Answer {
+pub(crate) enum Answer {
     Object(JsonObject),
+    /// A list page: its entries are written from the JSON made when they
+    /// were registered.
     Listing(Listing),
+    /// A tool's finished result (sanitised, `_meta` filled in), written
+    /// without building a JSON tree of it first.
+    ToolResult(CallToolResult),
+}
+
+impl Answer {
+    /// The result as one JSON object.
+    fn into_object(self) -> JsonObject {
+        match self {
+            Answer::Object(result) => result,
+            Answer::Listing(listing) => listing.into_object(),
+            Answer::ToolResult(result) => match serde_json::to_value(result) {
+                Ok(Value::Object(result)) => result,
+                _ => JsonObject::new(),
+            },
+        }
+    }
+
+    /// Appends the result object, encoded: the same bytes as serialising
+    /// [`Answer::into_object`].
+    fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            Answer::Object(result) => write_json(out, result),
+            Answer::Listing(listing) => listing.write(out),
+            Answer::ToolResult(result) => write_json(out, result),
+        }
+    }
 }
 
 /// A response, as a transport that writes bytes receives it.
 pub(crate) enum Reply {
     Message(Message),
-    /// A successful `*/list` response to the request with this id.
-    Listing(RequestId, Listing),
+    /// A successful response to the request with this id, not yet a message.
+    Answer(RequestId, Answer),
 }
 
 impl Reply {
-    /// The response as a message (a list page becomes one JSON object).
+    /// The response as a message.
     pub fn into_message(self) -> Message {
         match self {
             Reply::Message(message) => message,
-            Reply::Listing(id, listing) => {
-                Message::Result(ResultResponse::new(id, listing.into_object()))
+            Reply::Answer(id, answer) => {
+                Message::Result(ResultResponse::new(id, answer.into_object()))
             }
         }
     }
+
+    /// For [`Reply::Answer`]: the response encoded, byte for byte the
+    /// serialised [`Reply::into_message`].
+    pub fn encode_answer(id: &RequestId, answer: &Answer) -> Vec<u8> {
+        let mut out = Vec::with_capacity(1024);
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        write_json(&mut out, id);
+        out.extend_from_slice(br#","result":"#);
+        answer.write(&mut out);
+        out.push(b'}');
+        out
+    }
+}
+
+/// Appends `value` as JSON. What is written here (ids, results,
+/// definitions) is plain data, whose serialisation cannot fail.
+pub(crate) fn write_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
+    let _ = serde_json::to_writer(out, value);
 }
 
 impl Server {
@@ -80,7 +127,7 @@ impl Server {
             Ok(Answer::Object(result)) => {
                 Reply::Message(Message::Result(ResultResponse::new(id, result)))
             }
-            Ok(Answer::Listing(listing)) => Reply::Listing(id, listing),
+            Ok(answer) => Reply::Answer(id, answer),
             Err(error) => Reply::Message(Message::Error(ErrorResponse::new(Some(id), error))),
         }
     }
@@ -97,6 +144,9 @@ impl Server {
         let cx = RequestContext::new(request.id, method, meta, env);
         let params = request.params.unwrap_or_default();
         match cx.method() {
+            // Boxed: a long-lived request (subscriptions/listen) should not
+            // carry the size of this future.
+            "tools/call" => Box::pin(self.call_tool(parse_call(params)?, cx)).await,
             "tools/list" => self
                 .list(&self.inner.tools, parse(params)?, &cx)
                 .map(Answer::Listing),
@@ -123,7 +173,6 @@ impl Server {
             "server/discover" => Ok(self.finish(self.discover())),
             // The larger futures are boxed so that a long-lived request
             // (subscriptions/listen) does not carry their size.
-            "tools/call" => Box::pin(self.call_tool(parse_call(params)?, cx)).await,
             "resources/read" => Box::pin(self.read_resource(parse(params)?, cx)).await,
             "prompts/get" => Box::pin(self.get_prompt(parse(params)?, cx)).await,
             "completion/complete" => Box::pin(self.complete(parse(params)?, &cx))
@@ -336,7 +385,7 @@ impl Server {
         &self,
         params: CallToolRequestParams,
         cx: RequestContext,
-    ) -> Result<JsonObject, ErrorObject> {
+    ) -> Result<Answer, ErrorObject> {
         let record = audit::ToolCallRecord::start(&cx, &params);
         let (outcome, reply) = self.run_tool(params, cx).await;
         if let Some(record) = record {
@@ -351,7 +400,7 @@ impl Server {
         &self,
         params: CallToolRequestParams,
         cx: RequestContext,
-    ) -> (Outcome, Result<JsonObject, ErrorObject>) {
+    ) -> (Outcome, Result<Answer, ErrorObject>) {
         // A tool the caller may not use is answered exactly like an unknown one.
         let unknown = || ErrorObject::invalid_params(format!("Unknown tool: {}", params.name));
         let tool = match self.inner.tools.get(&params.name) {
@@ -424,7 +473,9 @@ impl Server {
                 let result = CallToolResult::error(message);
                 (Outcome::ToolError, Ok(self.finish_tool(name, result)))
             }
-            Ok(Finished::InputRequired(result)) => (Outcome::InputRequired, Ok(result)),
+            Ok(Finished::InputRequired(result)) => {
+                (Outcome::InputRequired, Ok(Answer::Object(result)))
+            }
         }
     }
 

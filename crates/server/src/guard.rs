@@ -1,10 +1,11 @@
 //! The per-call policies of `tools/call` that are not routing: rate limits
 //! and the one place results are sanitised before they are finished.
 
-use toolwire_protocol::{CallToolResult, JsonObject};
+use toolwire_protocol::{CallToolResult, Meta, keys};
 
 use crate::audit::{self, Denial};
 use crate::context::Principal;
+use crate::dispatch::Answer;
 use crate::rate_limit::retry_secs;
 use crate::registry::RegisteredTool;
 use crate::server::Server;
@@ -53,10 +54,13 @@ impl Server {
 
     /// Sanitises a tool result (the server's [`crate::SanitizePolicy`]) and
     /// finishes it: every `tools/call` result leaves through here.
-    pub(crate) fn finish_tool(&self, tool: &str, mut result: CallToolResult) -> JsonObject {
+    pub(crate) fn finish_tool(&self, tool: &str, mut result: CallToolResult) -> Answer {
         let policy = &self.inner.config.sanitize;
         policy.apply(tool, &mut result, &|scheme| self.owns_scheme(scheme));
-        self.finish(result)
+        let meta = result.meta.get_or_insert_with(Meta::new);
+        meta.0
+            .insert(keys::SERVER_INFO.to_owned(), self.inner.server_info.clone());
+        Answer::ToolResult(result)
     }
 
     /// True when one of the server's resources or templates uses `scheme`.

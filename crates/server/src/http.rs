@@ -624,8 +624,8 @@ impl Endpoint {
             guard.disarm();
             return match reply {
                 Reply::Message(message) => json_reply(&message),
-                Reply::Listing(id, listing) => {
-                    json_body(listing.write_response(&id), StatusCode::OK)
+                Reply::Answer(id, answer) => {
+                    json_body(Reply::encode_answer(&id, &answer), StatusCode::OK)
                 }
             };
         }

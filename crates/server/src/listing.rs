@@ -7,10 +7,11 @@ use serde::Serialize;
 use serde_json::Value;
 use toolwire_protocol::{
     CacheScope, ErrorObject, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, RequestId,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams,
 };
 
 use crate::context::{Principal, RequestContext};
+use crate::dispatch::write_json;
 use crate::pagination;
 use crate::prompts::RegisteredPrompt;
 use crate::registry::{Named, RegisteredTool, Registry};
@@ -156,23 +157,20 @@ impl Listing {
         result
     }
 
-    /// The JSON-RPC response answering request `id` with this page, encoded:
-    /// byte for byte the response holding [`Listing::into_object`].
-    pub fn write_response(&self, id: &RequestId) -> Vec<u8> {
-        let mut out = Vec::with_capacity(256 + 512 * self.entries.len());
-        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-        write_json(&mut out, id);
-        out.extend_from_slice(br#","result":{"#);
+    /// Appends the result object, encoded: byte for byte the serialised
+    /// [`Listing::into_object`].
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.push(b'{');
         for (index, (key, value)) in self.head.iter().enumerate() {
             if index > 0 {
                 out.push(b',');
             }
-            write_json(&mut out, key);
+            write_json(out, key);
             out.push(b':');
             if key == self.field {
-                self.write_entries(&mut out);
+                self.write_entries(out);
             } else {
-                write_json(&mut out, value);
+                write_json(out, value);
             }
         }
         if !self.head.contains_key(self.field) {
@@ -180,12 +178,11 @@ impl Listing {
             if !self.head.is_empty() {
                 out.push(b',');
             }
-            write_json(&mut out, self.field);
+            write_json(out, self.field);
             out.push(b':');
-            self.write_entries(&mut out);
+            self.write_entries(out);
         }
-        out.extend_from_slice(b"}}");
-        out
+        out.push(b'}');
     }
 
     fn write_entries(&self, out: &mut Vec<u8>) {
@@ -198,12 +195,6 @@ impl Listing {
         }
         out.push(b']');
     }
-}
-
-/// Appends `value` as JSON. The values written here (ids, result fields,
-/// definitions) are plain data, whose serialisation cannot fail.
-fn write_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
-    let _ = serde_json::to_writer(out, value);
 }
 
 impl Server {

@@ -237,10 +237,11 @@ async fn completion_for_prompt_arguments_and_template_variables() {
     assert_eq!(e["code"], -32602);
 }
 
-/// Over HTTP, list pages are written from each entry's encoded JSON: the
-/// bytes must be exactly those of the dispatcher's response, page by page.
+/// Over HTTP, list pages are written from each entry's encoded JSON and tool
+/// results straight from their type: the bytes must be exactly those of the
+/// dispatcher's response.
 #[tokio::test]
-async fn lists_over_http_are_the_dispatchers_responses_byte_for_byte() {
+async fn lists_and_tool_results_over_http_are_the_dispatchers_responses_byte_for_byte() {
     let server = builder().page_size(2).build().unwrap();
     let http = HttpServer::bind(
         "127.0.0.1:0".parse().unwrap(),
@@ -299,6 +300,35 @@ async fn lists_over_http_are_the_dispatchers_responses_byte_for_byte() {
     }
     // tools 1, prompts 2, resources 3, templates 1: one page each but resources (two).
     assert_eq!(pages, 5);
+
+    // Tool results are written without a JSON tree too: a result, and the
+    // tool error of arguments its schema refuses.
+    for arguments in [json!({}), json!({"unexpected": 1})] {
+        let params = json!({"name": "noop", "arguments": arguments});
+        let body = serde_json::to_vec(&request(8, "tools/call", params.clone())).unwrap();
+        let over_http = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "noop")
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        let direct = server
+            .handle_request(request(8, "tools/call", params), RequestEnv::new())
+            .await;
+        assert_eq!(
+            String::from_utf8_lossy(&over_http),
+            serde_json::to_string(&direct).unwrap(),
+            "{arguments}"
+        );
+    }
     let _ = stop.send(());
     task.await.unwrap().unwrap();
 }
