@@ -5,7 +5,6 @@ mod common;
 use common::*;
 use serde_json::json;
 use toolwire_protocol::{PromptMessage, Role};
-use toolwire_server::http::{HttpConfig, HttpServer};
 use toolwire_server::{
     NoArgs, PromptBuilder, RequestContext, RequestEnv, ResourceBuilder, ResourceTemplateBuilder,
     Server, ServerBuilder, ToolBuilder, ToolError, blob_contents, text_contents,
@@ -243,19 +242,7 @@ async fn completion_for_prompt_arguments_and_template_variables() {
 #[tokio::test]
 async fn lists_and_tool_results_over_http_are_the_dispatchers_responses_byte_for_byte() {
     let server = builder().page_size(2).build().unwrap();
-    let http = HttpServer::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        server.clone(),
-        HttpConfig::new(),
-    )
-    .await
-    .unwrap();
-    let url = format!("http://{}/mcp", http.local_addr());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(http.run_until(async {
-        let _ = stopped.await;
-    }));
-    let client = reqwest::Client::new();
+    let http = ServedHttp::start(server.clone()).await;
     let mut pages = 0;
     for method in [
         "tools/list",
@@ -269,29 +256,18 @@ async fn lists_and_tool_results_over_http_are_the_dispatchers_responses_byte_for
                 Some(cursor) => json!({"cursor": cursor}),
                 None => json!({}),
             };
-            let body = serde_json::to_vec(&request(7, method, params.clone())).unwrap();
-            let over_http = client
-                .post(&url)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2026-07-28")
-                .header("mcp-method", method)
-                .body(body)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(over_http.status(), 200, "{method}");
-            let over_http = over_http.bytes().await.unwrap();
+            let (status, over_http) = http.post(&request(7, method, params.clone())).await;
+            assert_eq!(status, 200, "{method}");
             let direct = server
                 .handle_request(request(7, method, params), RequestEnv::new())
                 .await;
             assert_eq!(
-                String::from_utf8_lossy(&over_http),
+                over_http,
                 serde_json::to_string(&direct).unwrap(),
                 "{method} {cursor:?}"
             );
             pages += 1;
-            let reply: serde_json::Value = serde_json::from_slice(&over_http).unwrap();
+            let reply: serde_json::Value = serde_json::from_str(&over_http).unwrap();
             match reply["result"]["nextCursor"].as_str() {
                 Some(next) => cursor = Some(next.to_owned()),
                 None => break,
@@ -305,30 +281,15 @@ async fn lists_and_tool_results_over_http_are_the_dispatchers_responses_byte_for
     // tool error of arguments its schema refuses.
     for arguments in [json!({}), json!({"unexpected": 1})] {
         let params = json!({"name": "noop", "arguments": arguments});
-        let body = serde_json::to_vec(&request(8, "tools/call", params.clone())).unwrap();
-        let over_http = client
-            .post(&url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "noop")
-            .body(body)
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        let (_, over_http) = http.post(&request(8, "tools/call", params.clone())).await;
         let direct = server
             .handle_request(request(8, "tools/call", params), RequestEnv::new())
             .await;
         assert_eq!(
-            String::from_utf8_lossy(&over_http),
+            over_http,
             serde_json::to_string(&direct).unwrap(),
             "{arguments}"
         );
     }
-    let _ = stop.send(());
-    task.await.unwrap().unwrap();
+    http.stop().await;
 }

@@ -7,7 +7,6 @@ mod common;
 use common::{request, result};
 use serde_json::{Value, json};
 use toolwire_protocol::JsonObject;
-use toolwire_server::http::HttpConfig;
 use toolwire_server::{InputLimits, RequestContext, Server, ServerBuilder, ToolBuilder};
 
 fn any_object() -> JsonObject {
@@ -165,41 +164,15 @@ async fn limits_come_before_the_schema_and_apply_over_http() {
         ))
         .build()
         .unwrap();
-    let http = toolwire_server::http::HttpServer::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        s,
-        HttpConfig::new(),
-    )
-    .await
-    .unwrap();
-    let url = format!("http://{}/mcp", http.local_addr());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(http.run_until(async {
-        let _ = stopped.await;
-    }));
+    let http = common::ServedHttp::start(s).await;
     let post = |n: Value| {
-        let url = url.clone();
-        async move {
-            let body = json!({
-                "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": "typed", "arguments": {"n": n}, "_meta": common::meta()}
-            });
-            let reply: Value = reqwest::Client::new()
-                .post(&url)
-                .header("Content-Type", "application/json")
-                .header("Accept", "application/json, text/event-stream")
-                .header("MCP-Protocol-Version", "2026-07-28")
-                .header("Mcp-Method", "tools/call")
-                .header("Mcp-Name", "typed")
-                .body(body.to_string())
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            reply
-        }
+        let request = request(
+            1,
+            "tools/call",
+            json!({"name": "typed", "arguments": {"n": n}}),
+        );
+        let http = &http;
+        async move { http.post_json(&request).await }
     };
     let r = post(json!("a long string")).await;
     assert_eq!(
@@ -216,6 +189,5 @@ async fn limits_come_before_the_schema_and_apply_over_http() {
     );
     let r = post(json!(3)).await;
     assert_eq!(r["result"]["content"][0]["text"], "typed");
-    let _ = stop.send(());
-    task.await.unwrap().unwrap();
+    http.stop().await;
 }

@@ -12,7 +12,6 @@ use toolwire_protocol::{
     BlobResourceContents, CallToolResult, ContentBlock, EmbeddedResource, Icon, ResourceContents,
     ResourceLink, TextResourceContents,
 };
-use toolwire_server::http::HttpConfig;
 use toolwire_server::{
     NoArgs, RequestContext, ResourceTemplateBuilder, SanitizePolicy, Server, ServerBuilder,
     ToolBuilder, ToolError, text_contents,
@@ -443,40 +442,17 @@ async fn sanitising_can_be_tuned_or_turned_off() {
 #[tokio::test]
 async fn sanitising_applies_over_http() {
     let server = builder().build().unwrap();
-    let http = toolwire_server::http::HttpServer::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        server,
-        HttpConfig::new(),
-    )
-    .await
-    .unwrap();
-    let url = format!("http://{}/mcp", http.local_addr());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(http.run_until(async {
-        let _ = stopped.await;
-    }));
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "ansi", "arguments": {}, "_meta": common::meta()}
-    });
-    let reply: Value = reqwest::Client::new()
-        .post(&url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", "ansi")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let http = common::ServedHttp::start(server).await;
+    let reply = http
+        .post_json(&request(
+            1,
+            "tools/call",
+            json!({"name": "ansi", "arguments": {}}),
+        ))
+        .await;
     assert_eq!(
         reply["result"]["content"][0]["text"],
         "red link bell cr\nnext\ttab c1 del nul ok"
     );
-    let _ = stop.send(());
-    task.await.unwrap().unwrap();
+    http.stop().await;
 }

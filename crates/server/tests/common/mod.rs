@@ -63,3 +63,67 @@ pub async fn error(server: &Server, request: Request) -> Value {
 pub fn json_of(message: &Message) -> Value {
     serde_json::to_value(message).unwrap()
 }
+
+/// A server on 127.0.0.1:0 over Streamable HTTP with the default
+/// configuration, until [`ServedHttp::stop`].
+pub struct ServedHttp {
+    pub url: String,
+    client: reqwest::Client,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl ServedHttp {
+    pub async fn start(server: Server) -> ServedHttp {
+        let addr = "127.0.0.1:0".parse().unwrap();
+        let config = toolwire_server::http::HttpConfig::new();
+        let http = toolwire_server::http::HttpServer::bind(addr, server, config)
+            .await
+            .expect("bind 127.0.0.1:0");
+        let url = format!("http://{}/mcp", http.local_addr());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(http.run_until(async {
+            let _ = stopped.await;
+        }));
+        ServedHttp {
+            url,
+            client: reqwest::Client::new(),
+            stop,
+            task,
+        }
+    }
+
+    /// POSTs `request` with the headers a conforming client sends; returns
+    /// the status and the body as sent.
+    pub async fn post(&self, request: &Request) -> (u16, String) {
+        let mut post = self
+            .client
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", &request.method);
+        let params = request.params.as_ref();
+        if let Some(Value::String(name)) = params.and_then(|p| p.get("name").or(p.get("uri"))) {
+            post = post.header("Mcp-Name", name);
+        }
+        let response = post
+            .body(serde_json::to_vec(request).unwrap())
+            .send()
+            .await
+            .expect("request sent");
+        let status = response.status().as_u16();
+        (status, response.text().await.expect("a body"))
+    }
+
+    /// POSTs `request` and returns the JSON-RPC response it gets.
+    pub async fn post_json(&self, request: &Request) -> Value {
+        let (_, body) = self.post(request).await;
+        serde_json::from_str(&body).expect("a JSON body")
+    }
+
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.unwrap().expect("the server ran cleanly");
+    }
+}
