@@ -559,6 +559,19 @@ fn mode(path: &Path) -> u32 {
 // ---------------------------------------------------------------------------
 // The tests
 
+/// `toolwire list URL --oauth` with its redirect on `port`.
+fn list_with_oauth<'a>(url: &'a str, port: &'a str) -> [&'a str; 7] {
+    [
+        "list",
+        url,
+        "--oauth",
+        "--oauth-port",
+        port,
+        "--timeout",
+        "20",
+    ]
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_authorizes_once_then_reuses_the_stored_token() {
     let fx = Fixture::start().await;
@@ -567,15 +580,7 @@ async fn list_authorizes_once_then_reuses_the_stored_token() {
     let config = ConfigDir::new("authorize");
     let port = support::closed_port().to_string();
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
-    let args = [
-        "list",
-        &fx.url,
-        "--oauth",
-        "--oauth-port",
-        &port,
-        "--timeout",
-        "20",
-    ];
+    let args = list_with_oauth(&fx.url, &port);
 
     // 1. The server answers 401; the CLI discovers, registers, prints the
     // URL, receives the redirect, exchanges the code and lists the tools.
@@ -715,15 +720,7 @@ async fn a_refused_code_fails_clearly_and_the_next_run_authorizes() {
     let issuer = authority.issuer.clone();
     let config = ConfigDir::new("refused");
     let port = support::closed_port().to_string();
-    let args = [
-        "list",
-        &fx.url,
-        "--oauth",
-        "--oauth-port",
-        &port,
-        "--timeout",
-        "20",
-    ];
+    let args = list_with_oauth(&fx.url, &port);
 
     authority.reject_codes.store(true, Ordering::SeqCst);
     let failed = run_cli(&args, &config, &issuer).await;
