@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -18,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{ErrorObject, ErrorResponse, Message, Notification, Request, RequestId};
 
 use crate::context::{Outbox, Principal, RequestEnv};
+use crate::dispatch::Reply;
 use crate::server::Server;
 
 /// Settings of the stdio transport.
@@ -76,8 +78,9 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, out_rx) = mpsc::channel::<Message>(1024);
-    let writer_task = tokio::spawn(write_messages(writer, out_rx));
+    // Everything written goes through one queue of encoded lines.
+    let (out_tx, out_rx) = mpsc::channel::<Bytes>(1024);
+    let writer_task = tokio::spawn(write_lines(writer, out_rx));
     let in_flight: InFlight = Arc::default();
     let permits = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
     let mut tasks = JoinSet::new();
@@ -96,7 +99,9 @@ where
                     config.max_line_bytes
                 ));
                 let _ = out_tx
-                    .send(Message::Error(ErrorResponse::new(None, error)))
+                    .send(encode_line(&Message::Error(ErrorResponse::new(
+                        None, error,
+                    ))))
                     .await;
                 continue;
             }
@@ -134,7 +139,9 @@ where
             Ok(Message::Notification(notification)) => cancel_if_asked(&notification, &in_flight),
             Ok(_) => {} // responses: the server sends no requests, so nothing awaits them
             Err(error) => {
-                let _ = out_tx.send(Message::Error(error.to_response())).await;
+                let _ = out_tx
+                    .send(encode_line(&Message::Error(error.to_response())))
+                    .await;
             }
         }
     }
@@ -157,7 +164,7 @@ where
 /// One request's run: register for cancellation, dispatch, answer unless cancelled.
 struct RequestJob {
     server: Server,
-    out: mpsc::Sender<Message>,
+    out: mpsc::Sender<Bytes>,
     in_flight: InFlight,
     principal: Principal,
     cancel: CancellationToken,
@@ -169,15 +176,23 @@ impl RequestJob {
         let cancel = self.cancel;
         let env = RequestEnv::new()
             .with_principal(self.principal)
-            .with_outbox(Outbox::new(self.out.clone()))
+            .with_outbox(Outbox::encoding(self.out.clone(), encode_line))
             .with_cancel(cancel.clone());
-        let response = tokio::select! {
-            response = self.server.handle_request(request, env) => Some(response),
+        let reply = tokio::select! {
+            reply = self.server.reply(request, env) => Some(reply),
             _ = cancel.cancelled() => None,
         };
         self.in_flight.lock().expect("in-flight lock").remove(&id);
-        if let Some(response) = response.filter(|_| !cancel.is_cancelled()) {
-            let _ = self.out.send(response).await;
+        if let Some(reply) = reply.filter(|_| !cancel.is_cancelled()) {
+            let encoded = match reply {
+                Reply::Message(message) => encode_line(&message),
+                Reply::Answer(id, answer) => {
+                    let mut bytes = Reply::encode_answer(&id, &answer);
+                    bytes.push(b'\n');
+                    Bytes::from(bytes)
+                }
+            };
+            let _ = self.out.send(encoded).await;
         }
     }
 }
@@ -200,14 +215,27 @@ fn cancel_if_asked(notification: &Notification, in_flight: &InFlight) {
     }
 }
 
-async fn write_messages<W: AsyncWrite + Unpin>(
+/// One message as a line of JSON.
+fn encode_line(message: &Message) -> Bytes {
+    let mut bytes = serde_json::to_vec(message).unwrap_or_else(|_| {
+        let id = match message {
+            Message::Result(response) => Some(response.id.clone()),
+            Message::Error(response) => response.id.clone(),
+            _ => None,
+        };
+        let error = ErrorObject::internal("the response could not be serialized");
+        serde_json::to_vec(&Message::Error(ErrorResponse::new(id, error))).unwrap_or_default()
+    });
+    bytes.push(b'\n');
+    Bytes::from(bytes)
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut rx: mpsc::Receiver<Message>,
+    mut rx: mpsc::Receiver<Bytes>,
 ) -> std::io::Result<()> {
-    while let Some(message) = rx.recv().await {
-        let mut bytes = serde_json::to_vec(&message).map_err(std::io::Error::other)?;
-        bytes.push(b'\n');
-        writer.write_all(&bytes).await?;
+    while let Some(line) = rx.recv().await {
+        writer.write_all(&line).await?;
         if rx.is_empty() {
             writer.flush().await?;
         }
