@@ -297,18 +297,8 @@ async fn lists_and_tool_results_over_http_are_the_dispatchers_responses_byte_for
 /// Over stdio too: each line is exactly the dispatcher's response.
 #[tokio::test]
 async fn lines_over_stdio_are_the_dispatchers_responses_byte_for_byte() {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let server = server();
-    let (client, server_end) = tokio::io::duplex(64 * 1024);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let serving = tokio::spawn(toolwire_server::stdio::serve(
-        server.clone(),
-        server_read,
-        server_write,
-        Default::default(),
-    ));
-    let (client_read, mut client_write) = tokio::io::split(client);
-    let mut lines = BufReader::new(client_read).lines();
+    let mut stdio = ServedStdio::start(server.clone());
     let requests = [
         request(1, "tools/list", json!({})),
         request(2, "resources/list", json!({})),
@@ -325,21 +315,10 @@ async fn lines_over_stdio_are_the_dispatchers_responses_byte_for_byte() {
         ),
     ];
     for request in requests {
-        let mut line = serde_json::to_string(&request).unwrap();
-        line.push('\n');
-        client_write.write_all(line.as_bytes()).await.unwrap();
-        let got = tokio::time::timeout(std::time::Duration::from_secs(5), lines.next_line())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
+        stdio.send(&request).await;
+        let got = stdio.next_line().await;
         let direct = server.handle_request(request, RequestEnv::new()).await;
         assert_eq!(got, serde_json::to_string(&direct).unwrap());
     }
-    client_write.shutdown().await.unwrap();
-    tokio::time::timeout(std::time::Duration::from_secs(5), serving)
-        .await
-        .expect("the server stops at end of input")
-        .unwrap()
-        .unwrap();
+    stdio.close().await;
 }

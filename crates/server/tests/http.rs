@@ -227,6 +227,17 @@ fn list(id: i64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {"_meta": meta()}})
 }
 
+/// POSTs `body` to `url` with the headers a conforming client would send.
+async fn post_to(client: &reqwest::Client, url: &str, body: &Value) -> reqwest::Response {
+    client
+        .post(url)
+        .headers(headers_for(body))
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("request sent")
+}
+
 fn set(headers: &mut HeaderMap, name: &str, value: &str) {
     headers.insert(
         HeaderName::from_bytes(name.as_bytes()).unwrap(),
@@ -1341,13 +1352,7 @@ async fn router_nests_in_an_app_and_takes_the_principal_from_extensions() {
         .unwrap();
     assert_eq!(health.text().await.unwrap(), "ok");
     let body = call(1, "whoami", json!({}));
-    let response = client
-        .post(format!("http://{addr}/api/mcp"))
-        .headers(headers_for(&body))
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let response = post_to(&client, &format!("http://{addr}/api/mcp"), &body).await;
     assert_eq!(expect_text(response).await, "alice");
     let _ = stop.send(());
     tokio::time::timeout(WAIT, task)
@@ -1487,13 +1492,12 @@ async fn serves_on_a_listener_bound_beforehand() {
         let _ = stopped.await;
     }));
     let body = list(1);
-    let response = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .headers(headers_for(&body))
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let response = post_to(
+        &reqwest::Client::new(),
+        &format!("http://{addr}/mcp"),
+        &body,
+    )
+    .await;
     assert_eq!(response.status(), StatusCode::OK);
     let reply: Value = response.json().await.unwrap();
     assert_eq!(reply["id"], 1);

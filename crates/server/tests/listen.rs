@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{Message, PromptMessage, Role};
@@ -252,41 +251,16 @@ async fn list_changed_can_be_turned_off() {
 #[tokio::test]
 async fn stdio_subscriptions_share_the_pipe_and_cancel_one_by_one() {
     let s = server();
-    let (client, server_end) = tokio::io::duplex(64 * 1024);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let serving = tokio::spawn(toolwire_server::stdio::serve(
-        s.clone(),
-        server_read,
-        server_write,
-        Default::default(),
-    ));
-    let (client_read, mut client_write) = tokio::io::split(client);
-    let mut lines = BufReader::new(client_read).lines();
-    let send = |v: Value| {
-        let mut line = v.to_string();
-        line.push('\n');
-        line
-    };
+    let mut stdio = ServedStdio::start(s.clone());
     for id in [1, 2] {
         let listen = request(
             id,
             "subscriptions/listen",
             json!({"notifications": {"toolsListChanged": true}}),
         );
-        client_write
-            .write_all(send(serde_json::to_value(listen).unwrap()).as_bytes())
-            .await
-            .unwrap();
+        stdio.send(&listen).await;
     }
-    let mut next = async || -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(5), lines.next_line())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        serde_json::from_str(&line).unwrap()
-    };
-    let mut acked = [next().await, next().await];
+    let mut acked = [stdio.next().await, stdio.next().await];
     acked.sort_by_key(|m| m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"].as_i64());
     assert_eq!(
         acked[0]["method"],
@@ -298,22 +272,15 @@ async fn stdio_subscriptions_share_the_pipe_and_cancel_one_by_one() {
     );
     let cancel =
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}});
-    client_write
-        .write_all(send(cancel).as_bytes())
-        .await
-        .unwrap();
+    stdio.send(&cancel).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     s.add_tool(tool("b")).unwrap();
-    let note = next().await;
+    let note = stdio.next().await;
     assert_eq!(note["method"], "notifications/tools/list_changed");
     assert_eq!(
         note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 2,
         "only the live subscription hears it"
     );
-    client_write.shutdown().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(5), serving)
-        .await
-        .expect("EOF ends the open subscription")
-        .unwrap()
-        .unwrap();
+    // End of input ends the open subscription and the server.
+    stdio.close().await;
 }

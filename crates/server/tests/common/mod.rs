@@ -127,3 +127,63 @@ impl ServedHttp {
         self.task.await.unwrap().expect("the server ran cleanly");
     }
 }
+
+/// A server on an in-memory stdio pipe: write lines in, read lines out.
+pub struct ServedStdio {
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    input: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    serving: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl ServedStdio {
+    pub fn start(server: Server) -> ServedStdio {
+        use tokio::io::AsyncBufReadExt;
+        let (client, server_end) = tokio::io::duplex(64 * 1024);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        let serving = tokio::spawn(toolwire_server::stdio::serve(
+            server,
+            server_read,
+            server_write,
+            Default::default(),
+        ));
+        let (client_read, input) = tokio::io::split(client);
+        ServedStdio {
+            lines: tokio::io::BufReader::new(client_read).lines(),
+            input,
+            serving,
+        }
+    }
+
+    /// Writes `message` as one line.
+    pub async fn send(&mut self, message: &impl serde::Serialize) {
+        use tokio::io::AsyncWriteExt;
+        let mut line = serde_json::to_string(message).unwrap();
+        line.push('\n');
+        self.input.write_all(line.as_bytes()).await.unwrap();
+    }
+
+    /// The next line the server writes (within 5 s).
+    pub async fn next_line(&mut self) -> String {
+        tokio::time::timeout(std::time::Duration::from_secs(5), self.lines.next_line())
+            .await
+            .expect("a line within 5 s")
+            .unwrap()
+            .expect("the server is still writing")
+    }
+
+    /// The next line the server writes, as JSON.
+    pub async fn next(&mut self) -> Value {
+        serde_json::from_str(&self.next_line().await).unwrap()
+    }
+
+    /// Ends the input; the server must stop within 5 s.
+    pub async fn close(mut self) {
+        use tokio::io::AsyncWriteExt;
+        self.input.shutdown().await.unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(5), self.serving)
+            .await
+            .expect("end of input stops the server")
+            .unwrap()
+            .unwrap();
+    }
+}
