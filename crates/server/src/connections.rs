@@ -3,9 +3,9 @@
 //! for each request's headers.
 //!
 //! `axum::serve` would do, but its per-connection machinery (HTTP version
-//! detection, upgrades) held about 5 KiB more per open connection (19.6 KiB
-//! against 14.2 KiB for an idle keep-alive connection, measured), which adds
-//! up with thousands of open `subscriptions/listen` streams.
+//! detection, upgrades) held about 5 KB more per open connection (19.6 KB
+//! against 14.2 KB of RSS for an idle keep-alive connection, measured), which
+//! adds up with thousands of open `subscriptions/listen` streams.
 
 use std::future::Future;
 use std::io;
