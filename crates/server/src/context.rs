@@ -128,10 +128,14 @@ impl Outbox {
 
     /// Sends one message; a closed channel (the client went away) is ignored.
     pub async fn send(&self, message: Message) {
-        let _ = match &self.sink {
-            Sink::Messages(sender) => sender.send(message).await.is_ok(),
-            Sink::Encoded { sender, encode } => sender.send(encode(&message)).await.is_ok(),
-        };
+        match &self.sink {
+            Sink::Messages(sender) => {
+                let _ = sender.send(message).await;
+            }
+            Sink::Encoded { sender, encode } => {
+                let _ = sender.send(encode(&message)).await;
+            }
+        }
     }
 }
 

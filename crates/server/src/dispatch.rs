@@ -84,16 +84,19 @@ impl Reply {
         }
     }
 
-    /// For [`Reply::Answer`]: the response encoded, byte for byte the
-    /// serialised [`Reply::into_message`].
-    pub fn encode_answer(id: &RequestId, answer: &Answer) -> Vec<u8> {
-        let mut out = Vec::with_capacity(1024);
-        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-        write_json(&mut out, id);
-        out.extend_from_slice(br#","result":"#);
-        answer.write(&mut out);
-        out.push(b'}');
-        out
+    /// Appends the response as JSON: byte for byte the serialised
+    /// [`Reply::into_message`], without building it first.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Reply::Message(message) => encode_message(out, message),
+            Reply::Answer(id, answer) => {
+                out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                write_json(out, id);
+                out.extend_from_slice(br#","result":"#);
+                answer.write(out);
+                out.push(b'}');
+            }
+        }
     }
 }
 
@@ -101,6 +104,23 @@ impl Reply {
 /// definitions) is plain data, whose serialisation cannot fail.
 pub(crate) fn write_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
     let _ = serde_json::to_writer(out, value);
+}
+
+/// Appends `message` as JSON, for every transport. Should it not serialise,
+/// the peer gets an internal error for the same request instead of half a
+/// message.
+pub(crate) fn encode_message(out: &mut Vec<u8>, message: &Message) {
+    let start = out.len();
+    if serde_json::to_writer(&mut *out, message).is_err() {
+        out.truncate(start);
+        let id = match message {
+            Message::Result(response) => Some(response.id.clone()),
+            Message::Error(response) => response.id.clone(),
+            Message::Request(_) | Message::Notification(_) => None,
+        };
+        let error = ErrorObject::internal("the response could not be serialized");
+        write_json(out, &Message::Error(ErrorResponse::new(id, error)));
+    }
 }
 
 impl Server {

@@ -90,7 +90,7 @@ use crate::audit::{self, Denial};
 use crate::auth::AuthConfig;
 use crate::connections::Connections;
 use crate::context::{Outbox, Principal, RequestEnv, response_streams};
-use crate::dispatch::Reply;
+use crate::dispatch::{Reply, encode_message};
 use crate::rate_limit::{InMemoryRateLimits, RateLimit, RateLimitStore, retry_secs};
 use crate::server::Server;
 
@@ -235,6 +235,7 @@ impl HttpConfig {
     /// stalled clients cannot hold connections open for free. Applies to
     /// [`HttpServer`] only: with [`router`], the server you mount it in
     /// decides.
+    /// (A zero timeout is taken as 1 ms.)
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.header_read_timeout = timeout.max(Duration::from_millis(1));
         self
@@ -624,8 +625,10 @@ impl Endpoint {
             guard.disarm();
             return match reply {
                 Reply::Message(message) => json_reply(&message),
-                Reply::Answer(id, answer) => {
-                    json_body(Reply::encode_answer(&id, &answer), StatusCode::OK)
+                answer @ Reply::Answer(..) => {
+                    let mut body = Vec::with_capacity(1024);
+                    answer.encode(&mut body);
+                    json_body(body, StatusCode::OK)
                 }
             };
         }
@@ -781,10 +784,7 @@ fn sse_reply(stream: SseStream) -> Response {
 fn sse_event(message: &Message) -> Bytes {
     let mut bytes = Vec::with_capacity(256);
     bytes.extend_from_slice(b"data: ");
-    if serde_json::to_writer(&mut bytes, message).is_err() {
-        bytes.truncate(6);
-        let _ = serde_json::to_writer(&mut bytes, &unserializable(message));
-    }
+    encode_message(&mut bytes, message);
     bytes.extend_from_slice(b"\n\n");
     Bytes::from(bytes)
 }
@@ -1058,8 +1058,8 @@ fn status_of_error(error: &ErrorObject) -> StatusCode {
 }
 
 fn json_reply(message: &Message) -> Response {
-    let body = serde_json::to_vec(message)
-        .unwrap_or_else(|_| serde_json::to_vec(&unserializable(message)).unwrap_or_default());
+    let mut body = Vec::with_capacity(256);
+    encode_message(&mut body, message);
     json_body(body, status_of(message))
 }
 
@@ -1072,18 +1072,6 @@ fn json_body(body: Vec<u8>, status: StatusCode) -> Response {
         HeaderValue::from_static("application/json"),
     );
     response
-}
-
-fn unserializable(message: &Message) -> Message {
-    let id = match message {
-        Message::Result(r) => Some(r.id.clone()),
-        Message::Error(e) => e.id.clone(),
-        _ => None,
-    };
-    Message::Error(ErrorResponse::new(
-        id,
-        ErrorObject::internal("the response could not be serialized"),
-    ))
 }
 
 fn error_reply(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> Response {

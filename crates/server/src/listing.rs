@@ -119,7 +119,8 @@ listed_definitions! {
     RegisteredTemplate => ListResourceTemplatesResult,
 }
 
-/// An entry of a [`Listing`], whatever its kind.
+/// An entry of a [`Listing`], whatever its kind: the object-safe part of
+/// [`Listed`] (which has an associated type), so one page type serves all four lists.
 pub(crate) trait ListingEntry: Send + Sync {
     fn value(&self) -> Value;
     fn write(&self, out: &mut Vec<u8>);

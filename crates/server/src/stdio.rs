@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{ErrorObject, ErrorResponse, Message, Notification, Request, RequestId};
 
 use crate::context::{Outbox, Principal, RequestEnv};
-use crate::dispatch::Reply;
+use crate::dispatch::encode_message;
 use crate::server::Server;
 
 /// Settings of the stdio transport.
@@ -184,15 +184,10 @@ impl RequestJob {
         };
         self.in_flight.lock().expect("in-flight lock").remove(&id);
         if let Some(reply) = reply.filter(|_| !cancel.is_cancelled()) {
-            let encoded = match reply {
-                Reply::Message(message) => encode_line(&message),
-                Reply::Answer(id, answer) => {
-                    let mut bytes = Reply::encode_answer(&id, &answer);
-                    bytes.push(b'\n');
-                    Bytes::from(bytes)
-                }
-            };
-            let _ = self.out.send(encoded).await;
+            let mut line = Vec::with_capacity(256);
+            reply.encode(&mut line);
+            line.push(b'\n');
+            let _ = self.out.send(Bytes::from(line)).await;
         }
     }
 }
@@ -217,17 +212,10 @@ fn cancel_if_asked(notification: &Notification, in_flight: &InFlight) {
 
 /// One message as a line of JSON.
 fn encode_line(message: &Message) -> Bytes {
-    let mut bytes = serde_json::to_vec(message).unwrap_or_else(|_| {
-        let id = match message {
-            Message::Result(response) => Some(response.id.clone()),
-            Message::Error(response) => response.id.clone(),
-            _ => None,
-        };
-        let error = ErrorObject::internal("the response could not be serialized");
-        serde_json::to_vec(&Message::Error(ErrorResponse::new(id, error))).unwrap_or_default()
-    });
-    bytes.push(b'\n');
-    Bytes::from(bytes)
+    let mut line = Vec::with_capacity(256);
+    encode_message(&mut line, message);
+    line.push(b'\n');
+    Bytes::from(line)
 }
 
 async fn write_lines<W: AsyncWrite + Unpin>(
