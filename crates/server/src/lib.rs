@@ -12,55 +12,42 @@
 //! # drop(server);
 //! ```
 
-pub mod audit;
-pub mod auth;
-mod completion;
-mod connections;
 mod context;
 mod dispatch;
-mod guard;
-mod handles;
-pub mod http;
-mod limits;
-mod listen;
-mod listing;
-mod mrtr;
-mod output;
-mod pagination;
-mod param_headers;
-mod prompts;
-mod rate_limit;
-mod registry;
-mod resources;
-mod sanitize;
-mod seal;
+mod features;
+mod security;
 mod server;
 mod setters;
-pub mod stdio;
-mod tool;
+mod store;
+mod transport;
 
-pub use completion::MAX_COMPLETION_VALUES;
+pub use security::{audit, auth};
+pub use transport::{http, stdio};
+
+pub use context::mrtr::InputRequired;
+pub use context::output::{IntoToolOutput, Structured, ToolError, ToolOutput, structured_result};
+pub use context::seal::StateKey;
 pub use context::{
     Outbox, Principal, RequestContext, RequestEnv, response_streams, wants_notifications,
 };
-pub use handles::{
+pub use dispatch::param_headers::ParamHeader;
+pub use features::completion::MAX_COMPLETION_VALUES;
+pub use features::prompts::{PromptBuilder, PromptResult};
+pub use features::registry::RegistrationError;
+pub use features::resources::{
+    ReadRequest, ReadResult, ResourceBuilder, ResourceTemplateBuilder, blob_contents, text_contents,
+};
+pub use features::tool::{BoxFuture, NoArgs, ToolBuilder, schema_object_for};
+pub use security::limits::{
+    DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_ARGUMENT_DEPTH, DEFAULT_MAX_STRING_BYTES, InputLimits,
+};
+pub use security::sanitize::{DEFAULT_MAX_RESULT_BYTES, SanitizePolicy, strip_control};
+pub use server::{CacheHint, Server, ServerBuilder, ServerConfig};
+pub use store::handles::{
     DEFAULT_HANDLE_IDLE, DEFAULT_HANDLES_PER_PRINCIPAL, HandleStore, HandleStoreError, Handles,
     InMemoryHandles,
 };
-pub use limits::{
-    DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_ARGUMENT_DEPTH, DEFAULT_MAX_STRING_BYTES, InputLimits,
+pub use store::rate_limit::{
+    DEFAULT_TOOL_CALL_LIMIT, InMemoryRateLimits, RateLimit, RateLimitStore,
 };
-pub use mrtr::InputRequired;
-pub use output::{IntoToolOutput, Structured, ToolError, ToolOutput, structured_result};
-pub use param_headers::ParamHeader;
-pub use prompts::{PromptBuilder, PromptResult};
-pub use rate_limit::{DEFAULT_TOOL_CALL_LIMIT, InMemoryRateLimits, RateLimit, RateLimitStore};
-pub use registry::RegistrationError;
-pub use resources::{
-    ReadRequest, ReadResult, ResourceBuilder, ResourceTemplateBuilder, blob_contents, text_contents,
-};
-pub use sanitize::{DEFAULT_MAX_RESULT_BYTES, SanitizePolicy, strip_control};
-pub use seal::StateKey;
-pub use server::{CacheHint, Server, ServerBuilder, ServerConfig};
-pub use tool::{BoxFuture, NoArgs, ToolBuilder, schema_object_for};
 pub use toolwire_protocol as protocol;

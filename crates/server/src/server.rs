@@ -8,18 +8,20 @@ use toolwire_protocol::{CacheScope, Icon, Implementation, LATEST_PROTOCOL_VERSIO
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::limits::InputLimits;
-use crate::listen::SubscriptionCounter;
-use crate::mrtr::StateCodec;
-use crate::prompts::{PromptBuilder, RegisteredPrompt};
-use crate::rate_limit::{DEFAULT_TOOL_CALL_LIMIT, InMemoryRateLimits, RateLimit, RateLimitStore};
-use crate::registry::{RegisteredTool, RegistrationError, Registry};
-use crate::resources::{
+use crate::context::mrtr::StateCodec;
+use crate::context::seal::{Sealer, StateKey};
+use crate::features::listen::SubscriptionCounter;
+use crate::features::prompts::{PromptBuilder, RegisteredPrompt};
+use crate::features::registry::{RegisteredTool, RegistrationError, Registry};
+use crate::features::resources::{
     RegisteredResource, RegisteredTemplate, ResourceBuilder, ResourceTemplateBuilder,
 };
-use crate::sanitize::SanitizePolicy;
-use crate::seal::{Sealer, StateKey};
-use crate::tool::ToolBuilder;
+use crate::features::tool::ToolBuilder;
+use crate::security::limits::InputLimits;
+use crate::security::sanitize::SanitizePolicy;
+use crate::store::rate_limit::{
+    DEFAULT_TOOL_CALL_LIMIT, InMemoryRateLimits, RateLimit, RateLimitStore,
+};
 
 /// Caching hints for one kind of result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

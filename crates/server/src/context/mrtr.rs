@@ -16,7 +16,7 @@ use toolwire_protocol::{
     SamplingCapability,
 };
 
-use crate::seal::Sealer;
+use crate::context::seal::Sealer;
 
 const FORMAT_VERSION: u32 = 1;
 

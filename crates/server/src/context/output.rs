@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 use toolwire_protocol::{CallToolResult, ContentBlock, ErrorObject, JsonObject};
 
-use crate::mrtr::InputRequired;
+use crate::context::mrtr::InputRequired;
 
 /// A round's outcome: a complete result, or a request for more input.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,7 +148,7 @@ impl<T: Serialize + schemars::JsonSchema> IntoToolOutput for Structured<T> {
     }
 
     fn output_schema() -> Option<JsonObject> {
-        Some(crate::tool::schema_object_for::<T>())
+        Some(crate::features::tool::schema_object_for::<T>())
     }
 }
 

@@ -15,8 +15,8 @@ use toolwire_protocol::{
     Notification, ProgressToken, RequestId, keys,
 };
 
-use crate::mrtr::{InputRequired, Round, parse_answer};
-use crate::output::ToolError;
+use crate::context::mrtr::{InputRequired, Round, parse_answer};
+use crate::context::output::ToolError;
 
 /// Who is calling: filled in by the transport's authenticator. Anonymous by default.
 ///

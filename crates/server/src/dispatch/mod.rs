@@ -1,6 +1,8 @@
 //! The one dispatcher every transport calls: checks `_meta`, routes by
 //! method, runs the handler, and finishes the result.
 
+pub(crate) mod param_headers;
+
 use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
@@ -14,13 +16,13 @@ use toolwire_protocol::{
     ServerCapabilities, code, keys,
 };
 
-use crate::audit::{self, Denial, Outcome};
+use crate::context::mrtr::{InputRequired, Round, RoundKey};
+use crate::context::output::{ToolError, ToolOutput};
 use crate::context::{CheckedMeta, RequestContext, RequestEnv};
-use crate::listing::{Listed, Listing};
-use crate::mrtr::{InputRequired, Round, RoundKey};
-use crate::output::{ToolError, ToolOutput};
+use crate::features::listing::{Listed, Listing};
+use crate::features::tool::BoxFuture;
+use crate::security::audit::{self, Denial, Outcome};
 use crate::server::Server;
-use crate::tool::BoxFuture;
 
 /// Methods of earlier revisions (or never standard) that this revision removed.
 const REMOVED_METHODS: &[&str] = &[
@@ -528,7 +530,7 @@ impl Server {
     /// A result that breaks the tool's own `outputSchema` is a server bug: never sent.
     fn check_output(
         &self,
-        tool: &crate::registry::RegisteredTool,
+        tool: &crate::features::registry::RegisteredTool,
         result: &CallToolResult,
     ) -> Result<(), ErrorObject> {
         let Some(schema) = &tool.output_schema else {

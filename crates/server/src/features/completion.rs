@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use toolwire_protocol::Completion;
 
-use crate::tool::BoxFuture;
+use crate::features::tool::BoxFuture;
 
 /// The most values one completion result may carry.
 pub const MAX_COMPLETION_VALUES: usize = 100;
@@ -74,7 +74,7 @@ mod serve {
     };
 
     use crate::context::RequestContext;
-    use crate::listing::Listed;
+    use crate::features::listing::Listed;
     use crate::server::Server;
 
     impl Server {

@@ -12,10 +12,10 @@ use toolwire_protocol::{
 
 use crate::context::{Principal, RequestContext};
 use crate::dispatch::write_json;
-use crate::pagination;
-use crate::prompts::RegisteredPrompt;
-use crate::registry::{Named, RegisteredTool, Registry};
-use crate::resources::{RegisteredResource, RegisteredTemplate};
+use crate::features::pagination;
+use crate::features::prompts::RegisteredPrompt;
+use crate::features::registry::{Named, RegisteredTool, Registry};
+use crate::features::resources::{RegisteredResource, RegisteredTemplate};
 use crate::server::{CacheHint, Server};
 
 /// A registry entry that a `*/list` method shows to the callers it permits.

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use toolwire_protocol::{Prompt, PromptArgument, PromptMessage};
 
-use crate::completion::{Completer, CompletionFn};
 use crate::context::RequestContext;
-use crate::output::ToolError;
-use crate::registry::Named;
+use crate::context::output::ToolError;
+use crate::features::completion::{Completer, CompletionFn};
+use crate::features::registry::Named;
+use crate::features::tool::BoxFuture;
 use crate::setters::setters;
-use crate::tool::BoxFuture;
 
 /// What a prompt handler returns: the messages, or an error (`ToolError::Execution`
 /// becomes -32602; `?` on `cx.elicit_form(..)` asks the client for input first).
@@ -160,11 +160,11 @@ mod serve {
     use serde_json::json;
     use toolwire_protocol::{ErrorObject, GetPromptRequestParams, GetPromptResult, JsonObject};
 
-    use crate::audit::{self, Denial};
     use crate::context::RequestContext;
+    use crate::context::mrtr::RoundKey;
     use crate::dispatch::Finished;
-    use crate::listing::Listed;
-    use crate::mrtr::RoundKey;
+    use crate::features::listing::Listed;
+    use crate::security::audit::{self, Denial};
     use crate::server::Server;
 
     impl Server {

@@ -7,7 +7,7 @@ use tokio::sync::watch;
 use toolwire_protocol::Tool;
 use toolwire_schema::{CompiledSchema, HeaderParam};
 
-use crate::tool::{ErasedToolHandler, ToolBuilder};
+use crate::features::tool::{ErasedToolHandler, ToolBuilder};
 
 /// Why a tool could not be registered. Every variant names the tool.
 #[derive(Debug, thiserror::Error)]
@@ -87,8 +87,8 @@ pub(crate) struct RegisteredTool {
     pub output_schema: Option<CompiledSchema>,
     pub header_params: Vec<HeaderParam>,
     pub required_scopes: Vec<String>,
-    pub rate_limit: Option<crate::rate_limit::RateLimit>,
-    pub input_limits: Option<crate::limits::InputLimits>,
+    pub rate_limit: Option<crate::store::rate_limit::RateLimit>,
+    pub input_limits: Option<crate::security::limits::InputLimits>,
 }
 
 impl RegisteredTool {

@@ -11,13 +11,13 @@ use toolwire_protocol::{
     TextResourceContents,
 };
 
-use crate::completion::{Completer, CompletionFn};
 use crate::context::RequestContext;
-use crate::output::ToolError;
-use crate::registry::Named;
+use crate::context::output::ToolError;
+use crate::features::completion::{Completer, CompletionFn};
+use crate::features::registry::Named;
+use crate::features::tool::BoxFuture;
 use crate::server::CacheHint;
 use crate::setters::setters;
-use crate::tool::BoxFuture;
 
 /// What a read handler is told: the URI asked for and, for a template, its variables.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -436,9 +436,9 @@ mod serve {
 
     use super::{ErasedReadHandler, ReadRequest};
     use crate::context::RequestContext;
+    use crate::context::mrtr::RoundKey;
     use crate::dispatch::Finished;
-    use crate::listing::Listed;
-    use crate::mrtr::RoundKey;
+    use crate::features::listing::Listed;
     use crate::server::{CacheHint, Server};
 
     impl Server {

@@ -10,10 +10,10 @@ use serde_json::Value;
 use toolwire_protocol::{JsonObject, Meta, Tool, ToolAnnotations};
 
 use crate::context::RequestContext;
-use crate::limits::InputLimits;
-use crate::output::{IntoToolOutput, ToolError, ToolOutput};
-use crate::rate_limit::RateLimit;
+use crate::context::output::{IntoToolOutput, ToolError, ToolOutput};
+use crate::security::limits::InputLimits;
 use crate::setters::setters;
+use crate::store::rate_limit::RateLimit;
 
 /// A boxed, sendable future.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;

@@ -3,12 +3,12 @@
 
 use toolwire_protocol::{CallToolResult, Meta, keys};
 
-use crate::audit::{self, Denial};
 use crate::context::Principal;
 use crate::dispatch::Answer;
-use crate::rate_limit::retry_secs;
-use crate::registry::RegisteredTool;
+use crate::features::registry::RegisteredTool;
+use crate::security::audit::{self, Denial};
 use crate::server::Server;
+use crate::store::rate_limit::retry_secs;
 
 impl Server {
     /// Takes one unit from the caller's tool-call bucket and from the

@@ -34,8 +34,8 @@ use futures::future::BoxFuture;
 use rand::TryRngCore;
 
 use crate::context::RequestContext;
-use crate::output::ToolError;
-use crate::tool::ToolBuilder;
+use crate::context::output::ToolError;
+use crate::features::tool::ToolBuilder;
 
 /// Why a store could not do what was asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

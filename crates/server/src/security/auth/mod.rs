@@ -69,8 +69,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use toolwire_protocol::{ErrorObject, code};
 
-use crate::audit::{self, Denial};
 use crate::context::Principal;
+use crate::security::audit::{self, Denial};
 use crate::setters::setters;
 
 /// The well-known path prefix of RFC 9728.

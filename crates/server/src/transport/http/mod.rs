@@ -61,6 +61,8 @@
 //! extensions (by an authentication layer) is the one the request runs as;
 //! otherwise it runs anonymously.
 
+mod accept;
+
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
@@ -86,13 +88,13 @@ use toolwire_protocol::{
 };
 use toolwire_schema::header_value::{decode_header_value, header_matches};
 
-use crate::audit::{self, Denial};
-use crate::auth::AuthConfig;
-use crate::connections::Connections;
+use self::accept::Connections;
 use crate::context::{Outbox, Principal, RequestEnv, response_streams};
 use crate::dispatch::{Reply, encode_message};
-use crate::rate_limit::{InMemoryRateLimits, RateLimit, RateLimitStore, retry_secs};
+use crate::security::audit::{self, Denial};
+use crate::security::auth::AuthConfig;
 use crate::server::Server;
+use crate::store::rate_limit::{InMemoryRateLimits, RateLimit, RateLimitStore, retry_secs};
 
 /// Where [`serve`] listens unless told otherwise: loopback only.
 pub const DEFAULT_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);

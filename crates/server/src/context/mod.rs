@@ -1,0 +1,15 @@
+//! What a handler is given and gives back: the [`RequestContext`] of one
+//! request, the caller's [`Principal`], the [`Outbox`] its notifications go
+//! to, the outputs a handler returns, and the multi-round (MRTR) machinery
+//! with the sealing of `requestState`. The lowest layer: it imports nothing
+//! else of the crate.
+
+pub(crate) mod mrtr;
+pub(crate) mod output;
+mod request;
+pub(crate) mod seal;
+
+pub(crate) use request::CheckedMeta;
+pub use request::{
+    Outbox, Principal, RequestContext, RequestEnv, response_streams, wants_notifications,
+};

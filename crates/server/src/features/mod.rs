@@ -1,0 +1,12 @@
+//! What a server offers: tools (builder, registry, listing, pagination),
+//! prompts, resources, completion and `subscriptions/listen`. Each registry
+//! owns its types; the [`Server`](crate::Server) holds the registries.
+
+pub(crate) mod completion;
+pub(crate) mod listen;
+pub(crate) mod listing;
+pub(crate) mod pagination;
+pub(crate) mod prompts;
+pub(crate) mod registry;
+pub(crate) mod resources;
+pub(crate) mod tool;

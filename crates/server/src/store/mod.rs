@@ -1,0 +1,6 @@
+//! Where state that several instances may share lives, each kind behind one
+//! small async trait with its in-memory implementation beside it: a shared
+//! backend (Redis, a database) is one new file implementing the trait.
+
+pub(crate) mod handles;
+pub(crate) mod rate_limit;

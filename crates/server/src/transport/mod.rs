@@ -1,0 +1,5 @@
+//! The ways requests arrive: Streamable HTTP and stdio. A transport depends
+//! on the dispatcher, never the reverse.
+
+pub mod http;
+pub mod stdio;
