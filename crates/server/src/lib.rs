@@ -25,28 +25,30 @@ pub use security::{audit, auth};
 pub use transport::{http, stdio};
 
 pub use context::mrtr::InputRequired;
-pub use context::output::{IntoToolOutput, Structured, ToolError, ToolOutput, structured_result};
+pub use context::output::{
+    BoxFuture, IntoToolOutput, Structured, ToolError, ToolOutput, schema_object_for,
+    structured_result,
+};
 pub use context::seal::StateKey;
 pub use context::{
     Outbox, Principal, RequestContext, RequestEnv, response_streams, wants_notifications,
 };
 pub use dispatch::param_headers::ParamHeader;
+pub use features::cache::CacheHint;
 pub use features::completion::MAX_COMPLETION_VALUES;
+pub use features::handles::{DEFAULT_HANDLE_IDLE, DEFAULT_HANDLES_PER_PRINCIPAL, Handles};
 pub use features::prompts::{PromptBuilder, PromptResult};
 pub use features::registry::RegistrationError;
 pub use features::resources::{
     ReadRequest, ReadResult, ResourceBuilder, ResourceTemplateBuilder, blob_contents, text_contents,
 };
-pub use features::tool::{BoxFuture, NoArgs, ToolBuilder, schema_object_for};
+pub use features::tool::{NoArgs, ToolBuilder};
 pub use security::limits::{
     DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_ARGUMENT_DEPTH, DEFAULT_MAX_STRING_BYTES, InputLimits,
 };
 pub use security::sanitize::{DEFAULT_MAX_RESULT_BYTES, SanitizePolicy, strip_control};
-pub use server::{CacheHint, Server, ServerBuilder, ServerConfig};
-pub use store::handles::{
-    DEFAULT_HANDLE_IDLE, DEFAULT_HANDLES_PER_PRINCIPAL, HandleStore, HandleStoreError, Handles,
-    InMemoryHandles,
-};
+pub use server::{Server, ServerBuilder, ServerConfig};
+pub use store::handles::{HandleStore, HandleStoreError, InMemoryHandles};
 pub use store::rate_limit::{
     DEFAULT_TOOL_CALL_LIMIT, InMemoryRateLimits, RateLimit, RateLimitStore,
 };

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::mrtr::StateCodec;
 use crate::context::seal::{Sealer, StateKey};
+use crate::features::cache::CacheHint;
 use crate::features::listen::SubscriptionCounter;
 use crate::features::prompts::{PromptBuilder, RegisteredPrompt};
 use crate::features::registry::{RegisteredTool, RegistrationError, Registry};
@@ -22,15 +23,6 @@ use crate::security::sanitize::SanitizePolicy;
 use crate::store::rate_limit::{
     DEFAULT_TOOL_CALL_LIMIT, InMemoryRateLimits, RateLimit, RateLimitStore,
 };
-
-/// Caching hints for one kind of result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CacheHint {
-    /// Freshness in milliseconds.
-    pub ttl_ms: u64,
-    /// Who may cache.
-    pub scope: CacheScope,
-}
 
 /// Server-wide settings; every field has a safe default.
 #[derive(Debug, Clone)]

@@ -4,6 +4,7 @@
 //! with the sealing of `requestState`. The lowest layer: it imports nothing
 //! else of the crate.
 
+pub(crate) mod encode;
 pub(crate) mod mrtr;
 pub(crate) mod output;
 mod request;

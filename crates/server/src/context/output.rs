@@ -1,10 +1,17 @@
 //! What a tool handler returns, and how it becomes a `tools/call` result.
 
+use std::future::Future;
+use std::pin::Pin;
+
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use toolwire_protocol::{CallToolResult, ContentBlock, ErrorObject, JsonObject};
 
 use crate::context::mrtr::InputRequired;
+
+/// A boxed, sendable future.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// A round's outcome: a complete result, or a request for more input.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,7 +155,7 @@ impl<T: Serialize + schemars::JsonSchema> IntoToolOutput for Structured<T> {
     }
 
     fn output_schema() -> Option<JsonObject> {
-        Some(crate::features::tool::schema_object_for::<T>())
+        Some(schema_object_for::<T>())
     }
 }
 
@@ -169,4 +176,18 @@ pub fn structured_result(value: Value) -> CallToolResult {
         structured_content: Some(value),
         ..CallToolResult::text(text)
     }
+}
+
+/// The JSON Schema (2020-12) of `T` as a plain object, without `$schema` and `title`.
+pub fn schema_object_for<T: JsonSchema>() -> JsonObject {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let schema = generator.into_root_schema_for::<T>();
+    let mut object = match schema.to_value() {
+        Value::Object(object) => object,
+        // A `true` schema accepts anything: say so with an empty object.
+        _ => JsonObject::new(),
+    };
+    object.remove("$schema");
+    object.remove("title");
+    object
 }

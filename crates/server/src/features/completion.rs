@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use toolwire_protocol::Completion;
 
-use crate::features::tool::BoxFuture;
+use crate::context::output::BoxFuture;
 
 /// The most values one completion result may carry.
 pub const MAX_COMPLETION_VALUES: usize = 100;
@@ -64,56 +64,6 @@ impl Completer {
             has_more: Some(total > values.len()),
             total: Some(total as u64),
             values,
-        }
-    }
-}
-
-mod serve {
-    use toolwire_protocol::{
-        CompleteRequestParams, CompleteResult, CompletionReference, ErrorObject,
-    };
-
-    use crate::context::RequestContext;
-    use crate::features::listing::Listed;
-    use crate::server::Server;
-
-    impl Server {
-        pub(crate) async fn complete(
-            &self,
-            params: CompleteRequestParams,
-            cx: &RequestContext,
-        ) -> Result<CompleteResult, ErrorObject> {
-            let completer = match &params.r#ref {
-                CompletionReference::Prompt(reference) => self
-                    .inner
-                    .prompts
-                    .get(&reference.name)
-                    .filter(|p| p.permits(cx.principal()))
-                    .map(|p| p.completer.clone())
-                    .ok_or_else(|| {
-                        ErrorObject::invalid_params(format!("Unknown prompt: {}", reference.name))
-                    })?,
-                CompletionReference::ResourceTemplate(reference) => self
-                    .inner
-                    .templates
-                    .get(&reference.uri)
-                    .filter(|t| t.permits(cx.principal()))
-                    .map(|t| t.completer.clone())
-                    .ok_or_else(|| {
-                        ErrorObject::invalid_params(format!(
-                            "Unknown resource template: {}",
-                            reference.uri
-                        ))
-                    })?,
-            };
-            let context = params.context.and_then(|c| c.arguments).unwrap_or_default();
-            let completion = completer
-                .complete(&params.argument.name, params.argument.value, context)
-                .await;
-            Ok(CompleteResult {
-                completion,
-                ..Default::default()
-            })
         }
     }
 }

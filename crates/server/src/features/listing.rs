@@ -6,17 +6,16 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 use toolwire_protocol::{
-    CacheScope, ErrorObject, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult,
 };
 
-use crate::context::{Principal, RequestContext};
-use crate::dispatch::write_json;
-use crate::features::pagination;
+use crate::context::Principal;
+use crate::context::encode::write_json;
+use crate::features::cache::CacheHint;
 use crate::features::prompts::RegisteredPrompt;
-use crate::features::registry::{Named, RegisteredTool, Registry};
+use crate::features::registry::{Named, RegisteredTool};
 use crate::features::resources::{RegisteredResource, RegisteredTemplate};
-use crate::server::{CacheHint, Server};
 
 /// A registry entry that a `*/list` method shows to the callers it permits.
 pub(crate) trait Listed: Named {
@@ -149,6 +148,19 @@ pub(crate) struct Listing {
 }
 
 impl Listing {
+    /// A page of `items` under the result fields `head` (its entries' field
+    /// is still to be filled).
+    pub fn new<T: Listed + Send + Sync + 'static>(head: JsonObject, items: Vec<Arc<T>>) -> Self {
+        Listing {
+            head,
+            field: T::List::ITEMS,
+            entries: items
+                .into_iter()
+                .map(|e| e as Arc<dyn ListingEntry>)
+                .collect(),
+        }
+    }
+
     /// The result as one JSON object.
     pub fn into_object(self) -> JsonObject {
         let mut result = self.head;
@@ -195,44 +207,5 @@ impl Listing {
             entry.write(out);
         }
         out.push(b']');
-    }
-}
-
-impl Server {
-    /// Answers a `*/list` request: the enabled entries of `registry` the
-    /// caller may see, one page of them from `params.cursor`, as a finished
-    /// result with the list caching hints. When any entry of the list
-    /// (visible or not) requires scopes, or the caller is authenticated, the
-    /// result depends on the caller and is marked `cacheScope: "private"`.
-    pub(crate) fn list<T: Listed + Send + Sync + 'static>(
-        &self,
-        registry: &Registry<T>,
-        params: PaginatedRequestParams,
-        cx: &RequestContext,
-    ) -> Result<Listing, ErrorObject> {
-        let offset = match params.cursor.as_deref() {
-            Some(cursor) => pagination::decode_cursor(cursor)?,
-            None => 0,
-        };
-        let enabled = registry.enabled();
-        let scoped = enabled.iter().any(|e| !e.required_scopes().is_empty());
-        let visible: Vec<Arc<T>> = enabled
-            .into_iter()
-            .filter(|e| e.permits(cx.principal()))
-            .collect();
-        let config = &self.inner.config;
-        let (items, next_cursor) = pagination::page(&visible, offset, config.page_size);
-        let mut hint = config.list_cache;
-        if scoped || cx.principal().is_authenticated() {
-            hint.scope = CacheScope::Private;
-        }
-        Ok(Listing {
-            head: self.finish(T::List::without_items(next_cursor, hint)),
-            field: T::List::ITEMS,
-            entries: items
-                .into_iter()
-                .map(|e| e as Arc<dyn ListingEntry>)
-                .collect(),
-        })
     }
 }

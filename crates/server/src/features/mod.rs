@@ -2,7 +2,9 @@
 //! prompts, resources, completion and `subscriptions/listen`. Each registry
 //! owns its types; the [`Server`](crate::Server) holds the registries.
 
+pub(crate) mod cache;
 pub(crate) mod completion;
+pub(crate) mod handles;
 pub(crate) mod listen;
 pub(crate) mod listing;
 pub(crate) mod pagination;

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use toolwire_protocol::{Prompt, PromptArgument, PromptMessage};
 
 use crate::context::RequestContext;
+use crate::context::output::BoxFuture;
 use crate::context::output::ToolError;
 use crate::features::completion::{Completer, CompletionFn};
 use crate::features::registry::Named;
-use crate::features::tool::BoxFuture;
 use crate::setters::setters;
 
 /// What a prompt handler returns: the messages, or an error (`ToolError::Execution`
@@ -151,69 +151,5 @@ impl RegisteredPrompt {
             .flatten()
             .find(|a| a.required == Some(true) && !args.contains_key(&a.name))
             .map(|a| a.name.as_str())
-    }
-}
-
-mod serve {
-    use std::sync::Arc;
-
-    use serde_json::json;
-    use toolwire_protocol::{ErrorObject, GetPromptRequestParams, GetPromptResult, JsonObject};
-
-    use crate::context::RequestContext;
-    use crate::context::mrtr::RoundKey;
-    use crate::dispatch::Finished;
-    use crate::features::listing::Listed;
-    use crate::security::audit::{self, Denial};
-    use crate::server::Server;
-
-    impl Server {
-        pub(crate) async fn get_prompt(
-            &self,
-            params: GetPromptRequestParams,
-            cx: RequestContext,
-        ) -> Result<JsonObject, ErrorObject> {
-            // A prompt the caller may not use is answered exactly like an unknown one.
-            let unknown =
-                || ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name));
-            let prompt = match self.inner.prompts.get(&params.name) {
-                Some(p) if p.permits(cx.principal()) => p,
-                Some(_) => {
-                    let detail = format!("prompt {}", params.name);
-                    audit::denial(Some(cx.principal()), Denial::Forbidden, &detail);
-                    return Err(unknown());
-                }
-                None => return Err(unknown()),
-            };
-            let arguments = params.arguments.unwrap_or_default();
-            if let Some(missing) = prompt.missing_argument(&arguments) {
-                return Err(ErrorObject::invalid_params(format!(
-                    "Missing required argument {missing:?} for prompt {}",
-                    params.name
-                )));
-            }
-            let principal = cx.principal().key().to_owned();
-            let key = RoundKey {
-                method: "prompts/get",
-                principal: &principal,
-                salient: json!({"name": params.name, "arguments": arguments}),
-            };
-            let handler = Arc::clone(&prompt.handler);
-            let run = move |cx| handler(arguments, cx);
-            let state = params.request_state.as_deref();
-            let what = format!("Prompt {}", params.name);
-            match self
-                .run_round(&key, state, params.input_responses.as_ref(), cx, &what, run)
-                .await?
-            {
-                Finished::Value(messages) => Ok(self.finish(GetPromptResult {
-                    description: prompt.definition.description.clone(),
-                    messages,
-                    ..Default::default()
-                })),
-                Finished::ExecutionError(message) => Err(ErrorObject::invalid_params(message)),
-                Finished::InputRequired(result) => Ok(result),
-            }
-        }
     }
 }

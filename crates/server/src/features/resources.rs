@@ -12,11 +12,11 @@ use toolwire_protocol::{
 };
 
 use crate::context::RequestContext;
+use crate::context::output::BoxFuture;
 use crate::context::output::ToolError;
+use crate::features::cache::CacheHint;
 use crate::features::completion::{Completer, CompletionFn};
 use crate::features::registry::Named;
-use crate::features::tool::BoxFuture;
-use crate::server::CacheHint;
 use crate::setters::setters;
 
 /// What a read handler is told: the URI asked for and, for a template, its variables.
@@ -423,112 +423,5 @@ mod tests {
         assert!(parse_template("x://{a").is_err());
         assert!(parse_template("x://{+a}").is_err());
         assert!(parse_template("x://{a}{b}").is_err());
-    }
-}
-
-mod serve {
-    use std::sync::Arc;
-
-    use serde_json::json;
-    use toolwire_protocol::{
-        ErrorObject, JsonObject, ReadResourceRequestParams, ReadResourceResult,
-    };
-
-    use super::{ErasedReadHandler, ReadRequest};
-    use crate::context::RequestContext;
-    use crate::context::mrtr::RoundKey;
-    use crate::dispatch::Finished;
-    use crate::features::listing::Listed;
-    use crate::server::{CacheHint, Server};
-
-    impl Server {
-        /// Finds what serves `uri`: a static resource first, then the first
-        /// matching template. The flag says whether it requires scopes.
-        fn resolve(
-            &self,
-            uri: &str,
-            cx: &RequestContext,
-        ) -> Option<(ErasedReadHandler, ReadRequest, Option<CacheHint>, bool)> {
-            if let Some(resource) = self
-                .inner
-                .resources
-                .get(uri)
-                .filter(|r| r.permits(cx.principal()))
-            {
-                let request = ReadRequest {
-                    uri: uri.to_owned(),
-                    variables: Default::default(),
-                };
-                let scoped = !resource.required_scopes.is_empty();
-                return Some((
-                    Arc::clone(&resource.handler),
-                    request,
-                    resource.cache,
-                    scoped,
-                ));
-            }
-            self.inner.templates.enabled().iter().find_map(|template| {
-                let variables = template
-                    .matches(uri)
-                    .filter(|_| template.permits(cx.principal()))?;
-                let request = ReadRequest {
-                    uri: uri.to_owned(),
-                    variables,
-                };
-                let scoped = !template.required_scopes.is_empty();
-                Some((
-                    Arc::clone(&template.handler),
-                    request,
-                    template.cache,
-                    scoped,
-                ))
-            })
-        }
-
-        pub(crate) async fn read_resource(
-            &self,
-            params: ReadResourceRequestParams,
-            cx: RequestContext,
-        ) -> Result<JsonObject, ErrorObject> {
-            let not_found = || {
-                ErrorObject::invalid_params("Resource not found")
-                    .with_data(json!({"uri": params.uri}))
-            };
-            let (handler, request, cache, scoped) =
-                self.resolve(&params.uri, &cx).ok_or_else(not_found)?;
-            // What only some callers may read must not sit in a shared cache.
-            let private = scoped || cx.principal().is_authenticated();
-            let principal = cx.principal().key().to_owned();
-            let key = RoundKey {
-                method: "resources/read",
-                principal: &principal,
-                salient: json!({"uri": params.uri}),
-            };
-            let state = params.request_state.as_deref();
-            let run = move |cx| handler(request, cx);
-            let what = format!("Reading {}", params.uri);
-            match self
-                .run_round(&key, state, params.input_responses.as_ref(), cx, &what, run)
-                .await?
-            {
-                Finished::Value(contents) if contents.is_empty() => Err(not_found()),
-                Finished::Value(contents) => {
-                    let mut hint = cache.unwrap_or(self.inner.config.read_cache);
-                    if private {
-                        hint.scope = toolwire_protocol::CacheScope::Private;
-                    }
-                    Ok(self.finish(ReadResourceResult {
-                        contents,
-                        ttl_ms: hint.ttl_ms,
-                        cache_scope: hint.scope,
-                        ..Default::default()
-                    }))
-                }
-                Finished::ExecutionError(message) => {
-                    Err(ErrorObject::invalid_params(message).with_data(json!({"uri": params.uri})))
-                }
-                Finished::InputRequired(result) => Ok(result),
-            }
-        }
     }
 }

@@ -1,7 +1,6 @@
 //! Defining tools: typed async handlers, generated schemas, metadata.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -10,13 +9,10 @@ use serde_json::Value;
 use toolwire_protocol::{JsonObject, Meta, Tool, ToolAnnotations};
 
 use crate::context::RequestContext;
-use crate::context::output::{IntoToolOutput, ToolError, ToolOutput};
+use crate::context::output::{BoxFuture, IntoToolOutput, ToolError, ToolOutput, schema_object_for};
 use crate::security::limits::InputLimits;
 use crate::setters::setters;
 use crate::store::rate_limit::RateLimit;
-
-/// A boxed, sendable future.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// A handler with its argument and result types erased.
 pub(crate) type ErasedToolHandler = Arc<
@@ -37,20 +33,6 @@ impl JsonSchema for NoArgs {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({"type": "object", "additionalProperties": false})
     }
-}
-
-/// The JSON Schema (2020-12) of `T` as a plain object, without `$schema` and `title`.
-pub fn schema_object_for<T: JsonSchema>() -> JsonObject {
-    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
-    let schema = generator.into_root_schema_for::<T>();
-    let mut object = match schema.to_value() {
-        Value::Object(object) => object,
-        // A `true` schema accepts anything: say so with an empty object.
-        _ => JsonObject::new(),
-    };
-    object.remove("$schema");
-    object.remove("title");
-    object
 }
 
 /// A tool definition being built: metadata plus one handler.

@@ -18,8 +18,8 @@ use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{ErrorObject, ErrorResponse, Message, Notification, Request, RequestId};
 
+use crate::context::encode::encode_message;
 use crate::context::{Outbox, Principal, RequestEnv};
-use crate::dispatch::encode_message;
 use crate::server::Server;
 
 /// Settings of the stdio transport.

@@ -89,8 +89,9 @@ use toolwire_protocol::{
 use toolwire_schema::header_value::{decode_header_value, header_matches};
 
 use self::accept::Connections;
+use crate::context::encode::encode_message;
 use crate::context::{Outbox, Principal, RequestEnv, response_streams};
-use crate::dispatch::{Reply, encode_message};
+use crate::dispatch::Reply;
 use crate::security::audit::{self, Denial};
 use crate::security::auth::AuthConfig;
 use crate::server::Server;

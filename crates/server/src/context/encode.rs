@@ -1,0 +1,27 @@
+//! JSON encoding shared by the dispatcher, the list pages and every transport.
+
+use serde::Serialize;
+use toolwire_protocol::{ErrorObject, ErrorResponse, Message};
+
+/// Appends `value` as JSON. What is written here (ids, results,
+/// definitions) is plain data, whose serialisation cannot fail.
+pub(crate) fn write_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
+    let _ = serde_json::to_writer(out, value);
+}
+
+/// Appends `message` as JSON, for every transport. Should it not serialise,
+/// the peer gets an internal error for the same request instead of half a
+/// message.
+pub(crate) fn encode_message(out: &mut Vec<u8>, message: &Message) {
+    let start = out.len();
+    if serde_json::to_writer(&mut *out, message).is_err() {
+        out.truncate(start);
+        let id = match message {
+            Message::Result(response) => Some(response.id.clone()),
+            Message::Error(response) => response.id.clone(),
+            Message::Request(_) | Message::Notification(_) => None,
+        };
+        let error = ErrorObject::internal("the response could not be serialized");
+        write_json(out, &Message::Error(ErrorResponse::new(id, error)));
+    }
+}

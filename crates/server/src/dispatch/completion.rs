@@ -1,0 +1,48 @@
+//! `completion/complete`: the completer of a prompt or resource template the
+//! caller may use.
+
+use toolwire_protocol::{CompleteRequestParams, CompleteResult, CompletionReference, ErrorObject};
+
+use crate::context::RequestContext;
+use crate::features::listing::Listed;
+use crate::server::Server;
+
+impl Server {
+    pub(crate) async fn complete(
+        &self,
+        params: CompleteRequestParams,
+        cx: &RequestContext,
+    ) -> Result<CompleteResult, ErrorObject> {
+        let completer = match &params.r#ref {
+            CompletionReference::Prompt(reference) => self
+                .inner
+                .prompts
+                .get(&reference.name)
+                .filter(|p| p.permits(cx.principal()))
+                .map(|p| p.completer.clone())
+                .ok_or_else(|| {
+                    ErrorObject::invalid_params(format!("Unknown prompt: {}", reference.name))
+                })?,
+            CompletionReference::ResourceTemplate(reference) => self
+                .inner
+                .templates
+                .get(&reference.uri)
+                .filter(|t| t.permits(cx.principal()))
+                .map(|t| t.completer.clone())
+                .ok_or_else(|| {
+                    ErrorObject::invalid_params(format!(
+                        "Unknown resource template: {}",
+                        reference.uri
+                    ))
+                })?,
+        };
+        let context = params.context.and_then(|c| c.arguments).unwrap_or_default();
+        let completion = completer
+            .complete(&params.argument.name, params.argument.value, context)
+            .await;
+        Ok(CompleteResult {
+            completion,
+            ..Default::default()
+        })
+    }
+}

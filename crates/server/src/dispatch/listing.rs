@@ -1,0 +1,44 @@
+//! The `*/list` methods: one page of what the caller may see.
+
+use std::sync::Arc;
+
+use toolwire_protocol::{CacheScope, ErrorObject, PaginatedRequestParams};
+
+use crate::context::RequestContext;
+use crate::features::listing::{ListResult, Listed, Listing};
+use crate::features::pagination;
+use crate::features::registry::Registry;
+use crate::server::Server;
+
+impl Server {
+    /// Answers a `*/list` request: the enabled entries of `registry` the
+    /// caller may see, one page of them from `params.cursor`, as a finished
+    /// result with the list caching hints. When any entry of the list
+    /// (visible or not) requires scopes, or the caller is authenticated, the
+    /// result depends on the caller and is marked `cacheScope: "private"`.
+    pub(crate) fn list<T: Listed + Send + Sync + 'static>(
+        &self,
+        registry: &Registry<T>,
+        params: PaginatedRequestParams,
+        cx: &RequestContext,
+    ) -> Result<Listing, ErrorObject> {
+        let offset = match params.cursor.as_deref() {
+            Some(cursor) => pagination::decode_cursor(cursor)?,
+            None => 0,
+        };
+        let enabled = registry.enabled();
+        let scoped = enabled.iter().any(|e| !e.required_scopes().is_empty());
+        let visible: Vec<Arc<T>> = enabled
+            .into_iter()
+            .filter(|e| e.permits(cx.principal()))
+            .collect();
+        let config = &self.inner.config;
+        let (items, next_cursor) = pagination::page(&visible, offset, config.page_size);
+        let mut hint = config.list_cache;
+        if scoped || cx.principal().is_authenticated() {
+            hint.scope = CacheScope::Private;
+        }
+        let head = self.finish(T::List::without_items(next_cursor, hint));
+        Ok(Listing::new(head, items))
+    }
+}

@@ -1,0 +1,77 @@
+//! What the dispatcher hands a transport: an [`Answer`] kept apart from its
+//! encoding until it is written, inside a [`Reply`].
+
+use serde_json::Value;
+use toolwire_protocol::{CallToolResult, JsonObject, Message, RequestId, ResultResponse};
+
+use crate::context::encode::{encode_message, write_json};
+use crate::features::listing::Listing;
+
+/// What the dispatcher produced for a request that succeeded.
+pub(crate) enum Answer {
+    Object(JsonObject),
+    /// A list page: its entries are written from the JSON made when they
+    /// were registered.
+    Listing(Listing),
+    /// A tool's finished result (sanitised, `_meta` filled in), written
+    /// without building a JSON tree of it first.
+    ToolResult(CallToolResult),
+}
+
+impl Answer {
+    /// The result as one JSON object.
+    fn into_object(self) -> JsonObject {
+        match self {
+            Answer::Object(result) => result,
+            Answer::Listing(listing) => listing.into_object(),
+            Answer::ToolResult(result) => match serde_json::to_value(result) {
+                Ok(Value::Object(result)) => result,
+                _ => JsonObject::new(),
+            },
+        }
+    }
+
+    /// Appends the result object, encoded: the same bytes as serialising
+    /// [`Answer::into_object`].
+    fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            Answer::Object(result) => write_json(out, result),
+            Answer::Listing(listing) => listing.write(out),
+            Answer::ToolResult(result) => write_json(out, result),
+        }
+    }
+}
+
+/// A response, as a transport that writes bytes receives it.
+pub(crate) enum Reply {
+    Message(Message),
+    /// A successful response to the request with this id, not yet a message.
+    Answer(RequestId, Answer),
+}
+
+impl Reply {
+    /// The response as a message.
+    pub fn into_message(self) -> Message {
+        match self {
+            Reply::Message(message) => message,
+            Reply::Answer(id, answer) => {
+                Message::Result(ResultResponse::new(id, answer.into_object()))
+            }
+        }
+    }
+
+    /// Appends the response as JSON: byte for byte the serialised
+    /// [`Reply::into_message`], without building it first.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Reply::Message(message) => encode_message(out, message),
+            Reply::Answer(id, answer) => {
+                out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                write_json(out, id);
+                out.extend_from_slice(br#","result":"#);
+                answer.write(out);
+                out.push(b'}');
+            }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! One round of a request that may ask for input (tools/call, prompts/get,
+//! resources/read): its `requestState` opened, the handler run with a panic
+//! guard, and a new state sealed when it asks again.
+
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+use toolwire_protocol::{ClientCapabilities, ErrorObject, JsonObject};
+
+use crate::context::RequestContext;
+use crate::context::mrtr::{InputRequired, Round, RoundKey};
+use crate::context::output::{BoxFuture, ToolError};
+use crate::server::Server;
+
+impl Server {
+    /// Runs one round of a request that may ask for input (tools/call,
+    /// prompts/get, resources/read): opens its `requestState`, runs the
+    /// handler with a panic guard, and seals a new state when it asks again.
+    pub(crate) async fn run_round<T, F>(
+        &self,
+        key: &RoundKey<'_>,
+        request_state: Option<&str>,
+        responses: Option<&JsonObject>,
+        cx: RequestContext,
+        what: &str,
+        run: F,
+    ) -> Result<Finished<T>, ErrorObject>
+    where
+        F: FnOnce(RequestContext) -> BoxFuture<Result<T, ToolError>>,
+    {
+        let round = self.inner.state_codec.open(key, request_state, responses)?;
+        let cx = cx.with_round(round.clone());
+        // A second handle on the context (not a copy of the capabilities):
+        // only a handler that asks for input needs them read again.
+        let asked = cx.clone();
+        let outcome = match AssertUnwindSafe(run(cx)).catch_unwind().await {
+            Ok(outcome) => outcome,
+            Err(panic) => {
+                tracing::error!(handler = %what, panic = panic_message(&panic), "handler panicked");
+                return Err(ErrorObject::internal(format!(
+                    "{what} failed with an internal error"
+                )));
+            }
+        };
+        match outcome {
+            Ok(value) => Ok(Finished::Value(value)),
+            Err(ToolError::Execution(message)) => Ok(Finished::ExecutionError(message)),
+            Err(ToolError::Protocol(error)) => Err(error),
+            Err(ToolError::InputRequired(ask)) => self
+                .ask_for_input(key, &round, *ask, asked.client_capabilities())
+                .map(Finished::InputRequired),
+        }
+    }
+
+    /// Ends a round with `input_required`, unless it asks for something the client cannot do.
+    fn ask_for_input(
+        &self,
+        key: &RoundKey<'_>,
+        round: &Round,
+        ask: InputRequired,
+        declared: &ClientCapabilities,
+    ) -> Result<JsonObject, ErrorObject> {
+        if let Some(missing) = ask.missing_capabilities(declared) {
+            return Err(ErrorObject::missing_client_capability(&missing));
+        }
+        Ok(self.finish(self.inner.state_codec.seal(key, round, ask)))
+    }
+}
+
+/// How a round ended.
+pub(crate) enum Finished<T> {
+    /// The handler produced its value.
+    Value(T),
+    /// The handler failed in a way the caller may correct.
+    ExecutionError(String),
+    /// The handler asked for input: the finished `input_required` result.
+    InputRequired(JsonObject),
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}

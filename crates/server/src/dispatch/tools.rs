@@ -1,0 +1,205 @@
+//! `tools/call`: lookup, authorisation, rate limits, input limits, schema,
+//! handler, output schema and sanitising, with its audit record.
+
+use serde_json::Value;
+use toolwire_protocol::{
+    CallToolRequestParams, CallToolResult, ErrorObject, JsonObject, Meta, keys,
+};
+
+use super::parse;
+use super::reply::Answer;
+use super::round::Finished;
+use crate::context::RequestContext;
+use crate::context::mrtr::RoundKey;
+use crate::context::output::{BoxFuture, ToolError, ToolOutput};
+use crate::features::listing::Listed;
+use crate::security::audit::{self, Denial, Outcome};
+use crate::security::rate_limit::check_tool_rate;
+use crate::server::Server;
+
+impl Server {
+    pub(super) async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext,
+    ) -> Result<Answer, ErrorObject> {
+        let record = audit::ToolCallRecord::start(&cx, &params);
+        let (outcome, reply) = self.run_tool(params, cx).await;
+        if let Some(record) = record {
+            record.finish(outcome);
+        }
+        reply
+    }
+
+    /// `tools/call`: lookup → authorise (scopes) → rate limits → input
+    /// limits → schema → handler → output schema → sanitising.
+    async fn run_tool(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext,
+    ) -> (Outcome, Result<Answer, ErrorObject>) {
+        // A tool the caller may not use is answered exactly like an unknown one.
+        let unknown = || ErrorObject::invalid_params(format!("Unknown tool: {}", params.name));
+        let tool = match self.inner.tools.get(&params.name) {
+            Some(tool) if tool.permits(cx.principal()) => tool,
+            Some(_) => {
+                let detail = format!("tool {}", params.name);
+                audit::denial(Some(cx.principal()), Denial::Forbidden, &detail);
+                return (Outcome::Denied, Err(unknown()));
+            }
+            None => return (Outcome::ProtocolError, Err(unknown())),
+        };
+        let name = params.name.as_str();
+        let inner = &self.inner;
+        let rate = check_tool_rate(
+            &*inner.rate_limits,
+            inner.config.tool_call_limit.as_ref(),
+            tool.rate_limit.as_ref(),
+            name,
+            cx.principal(),
+        );
+        if let Err(message) = rate.await {
+            let result = CallToolResult::error(message);
+            return (Outcome::RateLimited, Ok(self.finish_tool(name, result)));
+        }
+        let arguments = Value::Object(params.arguments.unwrap_or_default());
+        let Value::Object(object) = &arguments else {
+            unreachable!("made an object just above")
+        };
+        let limits = tool.input_limits.unwrap_or(self.inner.config.input_limits);
+        if let Err(message) = limits.check(name, object) {
+            let result = CallToolResult::error(message);
+            return (Outcome::ToolError, Ok(self.finish_tool(name, result)));
+        }
+        if let Err(errors) = tool.input_schema.validate(&arguments) {
+            let text = format!("Invalid arguments for tool {name}:\n{errors}");
+            let result = CallToolResult::error(text);
+            return (Outcome::ToolError, Ok(self.finish_tool(name, result)));
+        }
+        let principal = cx.principal().key().to_owned();
+        // The round's key keeps the arguments as sent (a handler that asks
+        // for input is matched against them); the handler gets its own copy.
+        let handler_arguments = object.clone();
+        let mut salient = JsonObject::new();
+        salient.insert("name".to_owned(), Value::String(name.to_owned()));
+        salient.insert("arguments".to_owned(), arguments);
+        let key = RoundKey {
+            method: "tools/call",
+            principal: &principal,
+            salient: Value::Object(salient),
+        };
+        let arguments = handler_arguments;
+        let handler = std::sync::Arc::clone(&tool.handler);
+        let run = move |cx| -> BoxFuture<Result<CallToolResult, ToolError>> {
+            Box::pin(async move {
+                match handler(arguments, cx).await? {
+                    ToolOutput::Complete(result) => Ok(result),
+                    ToolOutput::InputRequired(ask) => Err(ToolError::InputRequired(Box::new(ask))),
+                }
+            })
+        };
+        let state = params.request_state.as_deref();
+        let what = format!("Tool {name}");
+        let responses = params.input_responses.as_ref();
+        match self.run_round(&key, state, responses, cx, &what, run).await {
+            Err(error) => (Outcome::ProtocolError, Err(error)),
+            Ok(Finished::Value(result)) => match self.check_output(&tool, &result) {
+                Err(error) => (Outcome::ProtocolError, Err(error)),
+                Ok(()) => {
+                    let outcome = if result.is_error() {
+                        Outcome::ToolError
+                    } else {
+                        Outcome::Ok
+                    };
+                    (outcome, Ok(self.finish_tool(name, result)))
+                }
+            },
+            Ok(Finished::ExecutionError(message)) => {
+                let result = CallToolResult::error(message);
+                (Outcome::ToolError, Ok(self.finish_tool(name, result)))
+            }
+            Ok(Finished::InputRequired(result)) => {
+                (Outcome::InputRequired, Ok(Answer::Object(result)))
+            }
+        }
+    }
+
+    /// Sanitises a tool result (the server's [`crate::SanitizePolicy`]) and
+    /// finishes it: every `tools/call` result leaves through here.
+    pub(crate) fn finish_tool(&self, tool: &str, mut result: CallToolResult) -> Answer {
+        let policy = &self.inner.config.sanitize;
+        policy.apply(tool, &mut result, &|scheme| self.owns_scheme(scheme));
+        let meta = result.meta.get_or_insert_with(Meta::new);
+        meta.0
+            .insert(keys::SERVER_INFO.to_owned(), self.inner.server_info.clone());
+        Answer::ToolResult(result)
+    }
+
+    /// True when one of the server's resources or templates uses `scheme`.
+    fn owns_scheme(&self, scheme: &str) -> bool {
+        let has = |uri: &str| {
+            uri.split_once(':')
+                .is_some_and(|(s, _)| s.eq_ignore_ascii_case(scheme))
+        };
+        self.inner
+            .resources
+            .snapshot()
+            .iter()
+            .any(|slot| has(&slot.item.definition.uri))
+            || self
+                .inner
+                .templates
+                .snapshot()
+                .iter()
+                .any(|slot| has(&slot.item.definition.uri_template))
+    }
+}
+
+impl Server {
+    /// A result that breaks the tool's own `outputSchema` is a server bug: never sent.
+    fn check_output(
+        &self,
+        tool: &crate::features::registry::RegisteredTool,
+        result: &CallToolResult,
+    ) -> Result<(), ErrorObject> {
+        let Some(schema) = &tool.output_schema else {
+            return Ok(());
+        };
+        if result.is_error() {
+            return Ok(());
+        }
+        let name = &tool.definition.name;
+        let problem = match &result.structured_content {
+            None => "the result has no structuredContent".to_owned(),
+            Some(value) => match schema.validate(value) {
+                Ok(()) => return Ok(()),
+                Err(errors) => errors.to_string(),
+            },
+        };
+        tracing::error!(tool = %name, %problem, "structuredContent breaks the tool's outputSchema; result withheld");
+        Err(ErrorObject::internal(format!(
+            "Tool {name} produced a result that does not match its outputSchema"
+        )))
+    }
+}
+
+/// `tools/call` params, parsed without rebuilding what needs no checking:
+/// an `arguments` object is moved in as it is (it was parsed once already),
+/// and `_meta` (checked by `check_meta`, not read again) is dropped. Any
+/// other shape goes through [`parse`] whole, for its exact error.
+pub(super) fn parse_call(mut params: JsonObject) -> Result<CallToolRequestParams, ErrorObject> {
+    params.remove("_meta");
+    let arguments = match params.remove("arguments") {
+        Some(Value::Object(arguments)) => Some(arguments),
+        Some(Value::Null) | None => None,
+        Some(other) => {
+            params.insert("arguments".to_owned(), other);
+            None
+        }
+    };
+    let mut call: CallToolRequestParams = parse(params)?;
+    if arguments.is_some() {
+        call.arguments = arguments;
+    }
+    Ok(call)
+}
