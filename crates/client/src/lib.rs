@@ -73,6 +73,7 @@ mod client;
 mod digest;
 pub mod error;
 mod features;
+mod future;
 mod group;
 pub mod handlers;
 mod headers;
