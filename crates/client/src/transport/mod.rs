@@ -13,13 +13,13 @@ use std::fmt;
 use tokio::sync::mpsc;
 use toolwire_protocol::{Message, Request};
 
-use crate::error::TransportError;
-
+mod error;
 pub mod http;
 pub(crate) mod sse;
 pub mod stdio;
 
 pub use crate::future::BoxFuture;
+pub use error::TransportError;
 pub use http::{HttpTransport, HttpTransportBuilder};
 pub use stdio::{
     ChildProcess, CommandBuilder, Connection, Connector, StdioTransport, StdioTransportBuilder,

@@ -28,8 +28,7 @@ use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{Message, Notification, ProgressToken, RequestId, keys};
 
-use super::{BoxFuture, Exchange, OutgoingRequest, Transport, TransportKind};
-use crate::error::TransportError;
+use super::{BoxFuture, Exchange, OutgoingRequest, Transport, TransportError, TransportKind};
 
 /// An open byte stream to a server: its output, its input, and the process
 /// behind it (if any).
