@@ -81,6 +81,7 @@ mod listen;
 mod mrtr;
 mod options;
 mod safety;
+mod tool_book;
 mod tools;
 pub mod transport;
 
