@@ -25,8 +25,8 @@ mod connector;
 mod link;
 
 use config::StdioConfig;
-pub use connector::{ChildProcess, Connection, Connector};
 use connector::FnConnector;
+pub use connector::{ChildProcess, Connection, Connector};
 use link::{Link, lock};
 
 /// Configures a [`StdioTransport`].
