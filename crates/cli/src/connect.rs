@@ -160,8 +160,8 @@ pub struct Connection {
     pub client: Client,
     pub target: Target,
     pub ui: Arc<Ui>,
-    stdio: Option<StdioTransport>,
-    args: ConnectArgs,
+    pub stdio: Option<StdioTransport>,
+    pub args: ConnectArgs,
 }
 
 impl Connection {
@@ -255,17 +255,6 @@ impl Connection {
                     tracing::debug!(method = %n.method, "notification ignored")
                 }
             })
-    }
-
-    /// Turns a client error into a failure with a hint.
-    pub async fn failure(&self, error: toolwire::client::Error) -> Failure {
-        self.ui.clear_progress();
-        let stderr = self
-            .stdio
-            .as_ref()
-            .map(|s| s.stderr_tail())
-            .unwrap_or_default();
-        crate::failure::from_client(error, &self.target, &self.args, stderr).await
     }
 
     /// Ends the connection (stdio: closes the child's stdin, then signals it).

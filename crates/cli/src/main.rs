@@ -4,6 +4,7 @@
 mod commands;
 mod connect;
 mod demo;
+mod explain;
 mod failure;
 mod forms;
 mod kv;

@@ -19,7 +19,7 @@ use crate::handlers::{ElicitationHandler, Handlers, RootsProvider, SamplingHandl
 use crate::mrtr::{Origin, answer_all, parse_input_required, retry_params};
 use crate::options::{RequestNotification, RequestOptions, TimeoutPolicy};
 use crate::safety::{AllowAll, ApprovalHook, AuditHook};
-use crate::tools::ToolBook;
+use crate::tool_book::ToolBook;
 use crate::transport::{Exchange, OutgoingRequest, Transport, TransportKind};
 
 /// Ids are unique across every client in the process, so clients may share a transport.

@@ -5,6 +5,8 @@ use std::time::Duration;
 use serde_json::Value;
 use toolwire_protocol::{CallToolResult, ErrorObject};
 
+pub use crate::transport::TransportError;
+
 /// Why a client operation failed.
 ///
 /// Each kind of failure has its own variant, so a caller can never mistake a
@@ -163,35 +165,6 @@ impl From<ErrorObject> for Error {
             data: value.data,
         }
     }
-}
-
-/// Why the transport failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TransportError {
-    /// Reading or writing failed, or the process could not be started.
-    #[error("{0}")]
-    Io(String),
-    /// The server process exited or closed its output.
-    #[error("server closed the connection{0}")]
-    Closed(String),
-    /// The HTTP server answered with an error status and no JSON-RPC error.
-    #[error("HTTP {status}: {body}")]
-    Http {
-        /// The status code.
-        status: u16,
-        /// The start of the body, for diagnostics.
-        body: String,
-    },
-    /// A message could not be parsed.
-    #[error("malformed message: {0}")]
-    Malformed(String),
-    /// The transport was shut down.
-    #[error("transport is shut down")]
-    Shutdown,
-    /// The server requires authorization and it could not be obtained.
-    #[error("{0}")]
-    Auth(#[from] crate::auth::AuthError),
 }
 
 /// Shorthand for results of client operations.

@@ -11,7 +11,7 @@ use toolwire_protocol::{
     ElicitResult, ElicitationCapability, JsonObject, Root, SamplingCapability,
 };
 
-use crate::transport::BoxFuture;
+use crate::future::BoxFuture;
 
 /// Any error a handler returns; its text is reported in [`crate::Error::Input`].
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

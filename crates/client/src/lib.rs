@@ -73,6 +73,7 @@ mod client;
 mod digest;
 pub mod error;
 mod features;
+mod future;
 mod group;
 pub mod handlers;
 mod headers;
@@ -80,6 +81,7 @@ mod listen;
 mod mrtr;
 mod options;
 mod safety;
+mod tool_book;
 mod tools;
 pub mod transport;
 

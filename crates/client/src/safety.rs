@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use toolwire_protocol::{JsonObject, Tool, ToolAnnotations};
 
-use crate::transport::BoxFuture;
+use crate::future::BoxFuture;
 
 /// A tool as the client knows it, with whether its annotations may be believed.
 ///

@@ -2,14 +2,14 @@
 //! and `call_tool` with approval, `Mcp-Param-*` headers, input rounds,
 //! output validation and an audit record.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, OnceLock};
+use std::collections::HashSet;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
 use tokio::time::Instant;
 use toolwire_protocol::{CallToolResult, JsonObject, ListToolsResult, Tool, code};
-use toolwire_schema::{CompiledSchema, HeaderParam};
+use toolwire_schema::HeaderParam;
 
 use crate::cache::Freshness;
 use crate::client::{Client, parse, read, write};
@@ -18,6 +18,7 @@ use crate::error::Error;
 use crate::headers::{param_headers, tool_header_params};
 use crate::options::RequestOptions;
 use crate::safety::{Approval, ApprovalRequest, AuditRecord, ToolInfo, trace_audit};
+use crate::tool_book::{ToolBook, ToolEntry};
 use crate::transport::TransportKind;
 
 /// Most pages one list may have before the client gives up.
@@ -43,29 +44,6 @@ pub struct ToolList {
     pub freshness: Freshness,
 }
 
-/// What the client knows about one tool.
-#[derive(Debug)]
-pub(crate) struct ToolEntry {
-    pub info: ToolInfo,
-    pub header_params: Vec<HeaderParam>,
-    output_schema: OnceLock<Result<CompiledSchema, String>>,
-}
-
-/// The tools from the last complete listing.
-#[derive(Debug, Default)]
-pub(crate) struct ToolBook {
-    entries: HashMap<String, Arc<ToolEntry>>,
-    rejected: HashMap<String, String>,
-    loaded: bool,
-}
-
-impl ToolBook {
-    /// Forgets the listing (after `notifications/tools/list_changed`).
-    pub fn invalidate(&mut self) {
-        self.loaded = false;
-    }
-}
-
 enum Lookup {
     Found(Arc<ToolEntry>),
     Unknown,
@@ -83,10 +61,7 @@ impl Client {
     /// [`Client::list_tools`] with per-request options.
     pub async fn list_tools_with(&self, options: &RequestOptions) -> Result<ToolList, Error> {
         let (pages, freshness) = self.walk_pages("tools/list", options).await?;
-        let mut book = ToolBook {
-            loaded: true,
-            ..Default::default()
-        };
+        let mut book = ToolBook::listing();
         let mut list = ToolList {
             tools: Vec::new(),
             rejected: Vec::new(),
@@ -105,7 +80,7 @@ impl Client {
     /// Adds one definition to the book, or rejects it.
     fn admit(&self, tool: Tool, book: &mut ToolBook, list: &mut ToolList) {
         let name = tool.name.clone();
-        if book.entries.contains_key(&name) || book.rejected.contains_key(&name) {
+        if book.has(&name) {
             tracing::warn!(server = %self.name(), tool = %name, "duplicate tool name in tools/list; keeping the first");
             return;
         }
@@ -113,7 +88,7 @@ impl Client {
             Ok(params) => params,
             Err(reason) => {
                 tracing::warn!(server = %self.name(), tool = %name, rule = %reason, "rejecting tool definition: invalid x-mcp-header");
-                book.rejected.insert(name.clone(), reason.clone());
+                book.reject(name.clone(), reason.clone());
                 list.rejected.push(RejectedTool { name, reason });
                 return;
             }
@@ -123,12 +98,7 @@ impl Client {
             annotations_trusted: self.inner.trusted,
         };
         list.tools.push(info.clone());
-        let entry = ToolEntry {
-            info,
-            header_params,
-            output_schema: OnceLock::new(),
-        };
-        book.entries.insert(name, Arc::new(entry));
+        book.admit(name, ToolEntry::new(info, header_params));
     }
 
     /// `x-mcp-header` rules apply on HTTP only; stdio ignores the annotations.
@@ -212,16 +182,16 @@ impl Client {
 
     fn known_tool(&self, name: &str, after_listing: bool) -> Result<Option<Lookup>, Error> {
         let book = read(&self.inner.tools);
-        if !book.loaded && !after_listing {
+        if !book.is_loaded() && !after_listing {
             return Ok(None);
         }
-        if let Some(reason) = book.rejected.get(name) {
+        if let Some(reason) = book.rejection(name) {
             return Err(Error::InvalidTool {
                 tool: name.to_owned(),
                 reason: reason.clone(),
             });
         }
-        Ok(book.entries.get(name).cloned().map(Lookup::Found))
+        Ok(book.entry(name).map(Lookup::Found))
     }
 
     /// Forgets the tool list: the next call or listing asks the server again.
@@ -322,7 +292,7 @@ impl Client {
             });
         }
         if let Lookup::Found(entry) = &entry {
-            check_output(entry, &result)?;
+            entry.check_output(&result)?;
         }
         Ok(result)
     }
@@ -382,32 +352,4 @@ fn to_arguments(arguments: impl Serialize) -> Result<JsonObject, Error> {
         ))),
         Err(e) => Err(Error::InvalidArguments(e.to_string())),
     }
-}
-
-/// A result whose `structuredContent` breaks the tool's `outputSchema` is an
-/// error, never passed on. `isError` results are not checked.
-fn check_output(entry: &ToolEntry, result: &CallToolResult) -> Result<(), Error> {
-    let Some(schema) = &entry.info.tool.output_schema else {
-        return Ok(());
-    };
-    let tool = entry.info.name().to_owned();
-    let compiled = entry.output_schema.get_or_init(|| {
-        CompiledSchema::compile(&Value::Object(schema.clone())).map_err(|e| e.to_string())
-    });
-    let compiled = compiled.as_ref().map_err(|e| Error::OutputSchema {
-        tool: tool.clone(),
-        reason: format!("the outputSchema cannot be used: {e}"),
-    })?;
-    let Some(structured) = &result.structured_content else {
-        return Err(Error::OutputSchema {
-            tool,
-            reason: "the tool has an outputSchema but the result has no structuredContent".into(),
-        });
-    };
-    compiled
-        .validate(structured)
-        .map_err(|errors| Error::OutputSchema {
-            tool,
-            reason: errors.to_string(),
-        })
 }

@@ -1,7 +1,7 @@
 //! OAuth 2.1 authorization for remote MCP servers (MCP `basic/authorization`).
 //!
-//! Give an [`OAuth`] to [`HttpTransportBuilder::oauth`](crate::transport::HttpTransportBuilder::oauth)
-//! and the transport answers `401 Unauthorized` by authorizing and retrying:
+//! Give an [`OAuth`] to the HTTP transport (`HttpTransportBuilder::oauth`)
+//! and it answers `401 Unauthorized` by authorizing and retrying:
 //!
 //! 1. the `WWW-Authenticate` challenge is read ([`challenge`]);
 //! 2. the protected resource metadata is fetched (the advertised URL, else
@@ -66,7 +66,7 @@ pub use registration::{ApplicationType, ClientCredentials, PreRegistered, TokenA
 pub use store::{FileStore, IssuerRecord, MemoryStore, TokenStore};
 pub use token::TokenSet;
 
-pub(crate) use session::Session;
+pub(crate) use session::{SendError, Session};
 
 /// How a client authorizes with the servers it talks to: the redirect
 /// handler, the token store and the client's identity. Cheap to clone; one

@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use super::AuthError;
-use crate::transport::BoxFuture;
+use crate::future::BoxFuture;
 
 /// Takes the user through the authorization server and brings back the
 /// redirect.

@@ -15,7 +15,15 @@ use super::registration::{ClientCredentials, ClientMetadata, ClientSource, Token
 use super::store::IssuerRecord;
 use super::token::{TokenSet, exchange_code, now, refresh};
 use super::{AuthError, OAuth};
-use crate::error::TransportError;
+
+/// Why [`Session::send`] failed: authorization, or the POST itself.
+#[derive(Debug)]
+pub(crate) enum SendError {
+    /// No usable token could be obtained, or the server kept refusing it.
+    Auth(AuthError),
+    /// The request could not be sent.
+    Io(String),
+}
 
 /// The authorization state for one MCP server.
 #[derive(Debug)]
@@ -69,16 +77,16 @@ impl Session {
         url: &Url,
         headers: &HeaderMap,
         body: &[u8],
-    ) -> Result<reqwest::Response, TransportError> {
+    ) -> Result<reqwest::Response, SendError> {
         let config = &self.oauth.config;
         let mut unauthorized_rounds = 0;
         let mut step_ups = 0;
         loop {
-            let token = self.access_token().await.map_err(TransportError::Auth)?;
+            let token = self.access_token().await.map_err(SendError::Auth)?;
             let mut headers = headers.clone();
             if let Some(token) = &token {
                 let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
-                    .map_err(|_| TransportError::Auth(AuthError::Rejected))?;
+                    .map_err(|_| SendError::Auth(AuthError::Rejected))?;
                 value.set_sensitive(true);
                 headers.insert(AUTHORIZATION, value);
             }
@@ -88,7 +96,7 @@ impl Session {
                 .body(body.to_vec())
                 .send()
                 .await
-                .map_err(|e| TransportError::Io(format!("POST {url} failed: {e}")))?;
+                .map_err(|e| SendError::Io(format!("POST {url} failed: {e}")))?;
             let challenge = BearerChallenge::from_headers(
                 response
                     .headers()
@@ -100,12 +108,12 @@ impl Session {
                 StatusCode::UNAUTHORIZED => {
                     unauthorized_rounds += 1;
                     if unauthorized_rounds > 2 {
-                        return Err(TransportError::Auth(AuthError::Rejected));
+                        return Err(SendError::Auth(AuthError::Rejected));
                     }
                     let renewed = self
                         .unauthorized(challenge.as_ref(), token.as_deref())
                         .await
-                        .map_err(TransportError::Auth)?;
+                        .map_err(SendError::Auth)?;
                     // A token issued a moment ago that is refused at once will
                     // be refused again: stop rather than loop.
                     if renewed == Renewed::Fresh {
@@ -115,14 +123,14 @@ impl Session {
                 StatusCode::FORBIDDEN => match challenge {
                     Some(challenge) if challenge.is_insufficient_scope() => {
                         if step_ups >= config.max_step_ups {
-                            return Err(TransportError::Auth(AuthError::InsufficientScope {
+                            return Err(SendError::Auth(AuthError::InsufficientScope {
                                 required: challenge.scope.unwrap_or_default(),
                             }));
                         }
                         step_ups += 1;
                         self.step_up(&challenge, token.as_deref())
                             .await
-                            .map_err(TransportError::Auth)?;
+                            .map_err(SendError::Auth)?;
                     }
                     _ => return Ok(response),
                 },

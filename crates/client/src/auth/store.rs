@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::AuthError;
 use super::registration::ClientCredentials;
 use super::token::TokenSet;
-use crate::transport::BoxFuture;
+use crate::future::BoxFuture;
 
 /// Everything kept for one authorization server.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,8 +9,7 @@ use toolwire_protocol::{Message, Request};
 use toolwire_schema::header_value::encode_text;
 
 use super::sse::SseParser;
-use super::{BoxFuture, Exchange, OutgoingRequest, Transport, TransportKind};
-use crate::error::TransportError;
+use super::{BoxFuture, Exchange, OutgoingRequest, Transport, TransportError, TransportKind};
 
 /// Header carrying the protocol version of a request.
 pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";

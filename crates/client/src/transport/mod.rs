@@ -9,25 +9,21 @@
 //! `notifications/cancelled` is sent).
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 
 use tokio::sync::mpsc;
 use toolwire_protocol::{Message, Request};
 
-use crate::error::TransportError;
-
+mod error;
 pub mod http;
 pub(crate) mod sse;
 pub mod stdio;
 
+pub use crate::future::BoxFuture;
+pub use error::TransportError;
 pub use http::{HttpTransport, HttpTransportBuilder};
 pub use stdio::{
     ChildProcess, CommandBuilder, Connection, Connector, StdioTransport, StdioTransportBuilder,
 };
-
-/// A boxed, sendable future.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Which kind of transport carries the requests; some rules depend on it
 /// (`x-mcp-header` applies to HTTP only).

@@ -1,0 +1,252 @@
+//! The stdio transport: newline-delimited JSON-RPC over a child process's
+//! stdin and stdout (or any byte stream a [`Connector`] opens).
+//!
+//! Many requests share the one pipe: a reader task routes each response by
+//! id, progress by token, subscription notifications by subscription id, and
+//! log messages to the requests that asked for them. The child's stderr is
+//! kept in a ring buffer for diagnostics. When the process dies, pending
+//! requests fail and the next request starts a fresh process. Shutdown closes
+//! stdin, then sends SIGTERM after a grace period, then SIGKILL.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::future::Future;
+use std::io;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::{BoxFuture, Exchange, OutgoingRequest, Transport, TransportError, TransportKind};
+
+mod config;
+mod connector;
+mod link;
+
+use config::StdioConfig;
+use connector::FnConnector;
+pub use connector::{ChildProcess, Connection, Connector};
+use link::{Link, lock};
+
+/// Configures a [`StdioTransport`].
+#[derive(Debug)]
+pub struct StdioTransportBuilder {
+    connector: Box<dyn Connector>,
+    config: StdioConfig,
+}
+
+impl StdioTransportBuilder {
+    /// How long to wait for the process to exit after stdin is closed (default 5 s).
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.config.shutdown_grace = grace;
+        self
+    }
+
+    /// How long to wait after SIGTERM before SIGKILL (default 2 s).
+    pub fn term_grace(mut self, grace: Duration) -> Self {
+        self.config.term_grace = grace;
+        self
+    }
+
+    /// The longest line accepted from the server (default 16 MiB).
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.config.max_line_bytes = bytes;
+        self
+    }
+
+    /// How many stderr lines to keep for diagnostics (default 200).
+    pub fn stderr_lines(mut self, lines: usize) -> Self {
+        self.config.stderr_lines = lines.max(1);
+        self
+    }
+
+    /// Makes the transport. Nothing starts until the first request.
+    pub fn build(self) -> StdioTransport {
+        StdioTransport {
+            inner: Arc::new(StdioInner {
+                connector: self.connector,
+                stderr: Arc::new(Mutex::new(VecDeque::new())),
+                config: self.config,
+                link: tokio::sync::Mutex::new(None),
+                shut_down: AtomicBool::new(false),
+                starts: AtomicU64::new(0),
+            }),
+        }
+    }
+}
+
+/// Builds the command of a child-process transport.
+#[derive(Debug)]
+pub struct CommandBuilder {
+    process: ChildProcess,
+    config: StdioConfig,
+}
+
+impl CommandBuilder {
+    /// Adds an argument.
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.process.args.push(arg.into());
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.process.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an environment variable for the child.
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.process.envs.push((key.into(), value.into()));
+        self
+    }
+
+    /// Runs the child in `dir`.
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.process.cwd = Some(dir.into());
+        self
+    }
+
+    /// Continues with the transport settings.
+    pub fn transport(self) -> StdioTransportBuilder {
+        StdioTransportBuilder {
+            connector: Box::new(self.process),
+            config: self.config,
+        }
+    }
+
+    /// Makes the transport with default settings.
+    pub fn build(self) -> StdioTransport {
+        self.transport().build()
+    }
+}
+
+/// Talks to a server over newline-delimited JSON on a byte stream, usually
+/// a child process's stdin and stdout.
+///
+/// ```no_run
+/// use toolwire_client::transport::StdioTransport;
+/// let transport = StdioTransport::command("my-mcp-server").arg("--quiet").build();
+/// # drop(transport);
+/// ```
+#[derive(Debug, Clone)]
+pub struct StdioTransport {
+    inner: Arc<StdioInner>,
+}
+
+#[derive(Debug)]
+struct StdioInner {
+    connector: Box<dyn Connector>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    config: StdioConfig,
+    link: tokio::sync::Mutex<Option<Arc<Link>>>,
+    shut_down: AtomicBool,
+    starts: AtomicU64,
+}
+
+impl StdioTransport {
+    /// A transport that runs `program` as a child process.
+    pub fn command(program: impl Into<OsString>) -> CommandBuilder {
+        CommandBuilder {
+            process: ChildProcess::new(program),
+            config: StdioConfig::default(),
+        }
+    }
+
+    /// A transport over connections made by `connector`.
+    pub fn with_connector(connector: impl Connector + 'static) -> StdioTransportBuilder {
+        StdioTransportBuilder {
+            connector: Box::new(connector),
+            config: StdioConfig::default(),
+        }
+    }
+
+    /// A transport over connections made by a closure (e.g. an in-process
+    /// server on a `tokio::io::duplex` pipe).
+    pub fn from_fn<F, Fut>(description: impl Into<String>, connect: F) -> StdioTransportBuilder
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = io::Result<Connection>> + Send + 'static,
+    {
+        Self::with_connector(FnConnector {
+            description: description.into(),
+            connect,
+        })
+    }
+
+    /// The last lines the server wrote to stderr (kept across restarts).
+    pub fn stderr_tail(&self) -> Vec<String> {
+        lock(&self.inner.stderr).iter().cloned().collect()
+    }
+
+    /// How many times a connection (process) was started.
+    pub fn starts(&self) -> u64 {
+        self.inner.starts.load(Ordering::SeqCst)
+    }
+
+    /// True while a connection is open and has not failed.
+    pub async fn is_connected(&self) -> bool {
+        let link = self.inner.link.lock().await;
+        link.as_ref().is_some_and(|l| l.is_alive())
+    }
+
+    /// Closes stdin, waits for the process to exit, then escalates to
+    /// SIGTERM and SIGKILL. Returns the exit status of the process, if any.
+    /// Later requests fail with [`TransportError::Shutdown`].
+    pub async fn shutdown(&self) -> Option<ExitStatus> {
+        self.inner.shut_down.store(true, Ordering::SeqCst);
+        let link = self.inner.link.lock().await.take()?;
+        link.shutdown(&self.inner.config).await
+    }
+}
+
+impl Transport for StdioTransport {
+    fn send(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>> {
+        Box::pin(async move {
+            let link = self.inner.live_link().await?;
+            link.send(request.request)
+        })
+    }
+
+    fn kind(&self) -> TransportKind {
+        TransportKind::Stdio
+    }
+
+    fn server_key(&self) -> String {
+        format!("stdio:{}", self.inner.connector.describe())
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.shutdown().await;
+        })
+    }
+}
+
+impl StdioInner {
+    /// The open link, or a fresh one when there is none or it died.
+    async fn live_link(&self) -> Result<Arc<Link>, TransportError> {
+        if self.shut_down.load(Ordering::SeqCst) {
+            return Err(TransportError::Shutdown);
+        }
+        let mut slot = self.link.lock().await;
+        if let Some(link) = slot.as_ref().filter(|l| l.is_alive()) {
+            return Ok(Arc::clone(link));
+        }
+        let generation = self.starts.fetch_add(1, Ordering::SeqCst);
+        if generation > 0 {
+            tracing::warn!(server = %self.connector.describe(), "stdio server is gone; starting it again");
+        }
+        let connection = self.connector.connect().await.map_err(|e| {
+            TransportError::Io(format!("cannot start {}: {e}", self.connector.describe()))
+        })?;
+        let link = Link::start(connection, &self.config, Arc::clone(&self.stderr));
+        *slot = Some(Arc::clone(&link));
+        Ok(link)
+    }
+}
