@@ -1,0 +1,215 @@
+//! The request metadata headers (`MCP-Protocol-Version`, `Mcp-Method`,
+//! `Mcp-Name`, `Mcp-Param-{Name}`) checked against the body, and the
+//! `Accept` / `Content-Type` checks.
+
+use http::HeaderMap;
+use http::header::{self, HeaderName};
+use serde_json::Value;
+use toolwire_protocol::{ErrorObject, JsonObject, Request, keys};
+use toolwire_schema::header_value::{decode_header_value, header_matches};
+
+use super::config::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, QUOTE_LIMIT};
+use crate::server::Server;
+
+/// Checks the request metadata headers against the body.
+pub(super) fn check_headers(
+    server: &Server,
+    headers: &HeaderMap,
+    request: &Request,
+) -> Result<(), ErrorObject> {
+    let params = request.params.as_ref();
+
+    let version = required(headers, &MCP_PROTOCOL_VERSION, "MCP-Protocol-Version")?;
+    // A body without a protocol version is malformed: the dispatcher answers
+    // that with -32602 (400), so only a present value is compared here.
+    if let Some(body) = body_protocol_version(params) {
+        if version != body {
+            return Err(mismatch("MCP-Protocol-Version", version, body));
+        }
+    }
+
+    let method = required(headers, &MCP_METHOD, "Mcp-Method")?;
+    if method != request.method {
+        return Err(mismatch("Mcp-Method", method, &request.method));
+    }
+
+    if let Some(field) = name_field(&request.method) {
+        let raw = required(headers, &MCP_NAME, "Mcp-Name")?;
+        let name = decode_header_value(raw).map_err(|e| malformed("Mcp-Name", &e))?;
+        match params.and_then(|p| p.get(field)) {
+            Some(Value::String(body)) if *body == name => {}
+            Some(Value::String(body)) => return Err(mismatch("Mcp-Name", &name, body)),
+            _ => {
+                return Err(ErrorObject::header_mismatch(format!(
+                    "Header mismatch: Mcp-Name header value {} has no body value to match (params.{field} is missing or not a string)",
+                    quote(&name)
+                )));
+            }
+        }
+    }
+
+    for param in server.param_headers(request) {
+        let raw = single(headers, param.name.as_str(), &param.name)?;
+        match (raw, param.value) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err(ErrorObject::header_mismatch(format!(
+                    "Header mismatch: required header {} is missing (argument {} is present in the body)",
+                    param.name, param.pointer
+                )));
+            }
+            (Some(raw), None) => {
+                return Err(ErrorObject::header_mismatch(format!(
+                    "Header mismatch: {} header value {} has no body value to match (argument {} is absent or null)",
+                    param.name,
+                    quote(raw),
+                    param.pointer
+                )));
+            }
+            (Some(raw), Some(value)) => match header_matches(raw, value, param.kind) {
+                Ok(true) => {}
+                Ok(false) => {
+                    let body = value.to_string();
+                    return Err(mismatch(&param.name, raw.trim_matches([' ', '\t']), &body));
+                }
+                Err(error) => return Err(malformed(&param.name, &error)),
+            },
+        }
+    }
+    Ok(())
+}
+
+/// The body field `Mcp-Name` mirrors for `method`, if any.
+pub(super) fn name_field(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
+
+pub(super) fn body_protocol_version(params: Option<&JsonObject>) -> Option<&str> {
+    params?.get("_meta")?.get(keys::PROTOCOL_VERSION)?.as_str()
+}
+
+/// A header that must be present exactly once; surrounding whitespace trimmed.
+pub(super) fn required<'h>(
+    headers: &'h HeaderMap,
+    name: &HeaderName,
+    display: &str,
+) -> Result<&'h str, ErrorObject> {
+    match single(headers, name, display)? {
+        Some(value) => Ok(value.trim_matches([' ', '\t'])),
+        None => Err(ErrorObject::header_mismatch(format!(
+            "Header mismatch: required header {display} is missing"
+        ))),
+    }
+}
+
+/// A header's value when present once; two copies or bytes outside visible
+/// ASCII, space and tab are malformed.
+pub(super) fn single<'h, K>(
+    headers: &'h HeaderMap,
+    name: K,
+    display: &str,
+) -> Result<Option<&'h str>, ErrorObject>
+where
+    K: http::header::AsHeaderName,
+{
+    let mut values = headers.get_all(name).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(ErrorObject::header_mismatch(format!(
+            "Header mismatch: {display} header must appear once, found several"
+        )));
+    }
+    value.to_str().map(Some).map_err(|_| {
+        ErrorObject::header_mismatch(format!(
+            "Header mismatch: {display} header contains invalid characters (only visible ASCII, space and tab; \
+             encode other text as =?base64?...?=)"
+        ))
+    })
+}
+
+pub(super) fn mismatch(display: &str, header: &str, body: &str) -> ErrorObject {
+    ErrorObject::header_mismatch(format!(
+        "Header mismatch: {display} header value {} does not match body value {}",
+        quote(header),
+        quote(body)
+    ))
+}
+
+pub(super) fn malformed(display: &str, error: &dyn std::fmt::Display) -> ErrorObject {
+    ErrorObject::header_mismatch(format!(
+        "Header mismatch: {display} header is malformed: {error}"
+    ))
+}
+
+/// `'text'`, cut short when long.
+pub(super) fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_LIMIT) {
+        Some((end, _)) => format!("'{}…'", &text[..end]),
+        None => format!("'{text}'"),
+    }
+}
+
+pub(super) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let (mut json, mut sse) = (false, false);
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else {
+            continue;
+        };
+        for range in value.split(',') {
+            let mut fields = range.split(';');
+            let media = fields.next().unwrap_or("").trim();
+            let refused = fields.any(|p| {
+                p.split_once('=').is_some_and(|(k, v)| {
+                    k.trim().eq_ignore_ascii_case("q")
+                        && v.trim().parse::<f32>().is_ok_and(|q| q == 0.0)
+                })
+            });
+            if refused {
+                continue;
+            }
+            json |= media.eq_ignore_ascii_case("application/json");
+            sse |= media.eq_ignore_ascii_case("text/event-stream");
+        }
+    }
+    json && sse
+}
+
+pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    #[test]
+    fn accept_needs_both_types() {
+        let accept = |v: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT, HeaderValue::from_str(v).unwrap());
+            accepts_json_and_sse(&headers)
+        };
+        assert!(accept("application/json, text/event-stream"));
+        assert!(accept("text/event-stream;q=0.5,Application/JSON"));
+        assert!(!accept("application/json"));
+        assert!(!accept("*/*"));
+        assert!(!accept("application/json, text/event-stream;q=0"));
+    }
+
+    #[test]
+    fn quotes_are_bounded() {
+        assert_eq!(quote("abc"), "'abc'");
+        assert_eq!(quote(&"é".repeat(100)).chars().count(), QUOTE_LIMIT + 3);
+    }
+}
