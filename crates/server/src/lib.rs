@@ -48,6 +48,7 @@ pub use security::limits::{
 };
 pub use security::sanitize::{DEFAULT_MAX_RESULT_BYTES, SanitizePolicy, strip_control};
 pub use server::{Server, ServerBuilder, ServerConfig};
+pub use store::change_feed::{Change, ChangeFeed, ChangeTopics, InMemoryChangeFeed};
 pub use store::handles::{HandleStore, HandleStoreError, InMemoryHandles};
 pub use store::rate_limit::{
     DEFAULT_TOOL_CALL_LIMIT, InMemoryRateLimits, RateLimit, RateLimitStore,

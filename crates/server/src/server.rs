@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use toolwire_protocol::{CacheScope, Icon, Implementation, LATEST_PROTOCOL_VERSION};
 
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::mrtr::StateCodec;
@@ -20,6 +19,7 @@ use crate::features::resources::{
 use crate::features::tool::ToolBuilder;
 use crate::security::limits::InputLimits;
 use crate::security::sanitize::SanitizePolicy;
+use crate::store::change_feed::{Change, ChangeFeed, InMemoryChangeFeed};
 use crate::store::rate_limit::{
     DEFAULT_TOOL_CALL_LIMIT, InMemoryRateLimits, RateLimit, RateLimitStore,
 };
@@ -125,7 +125,7 @@ pub(crate) struct ServerInner {
     pub prompts: Registry<RegisteredPrompt>,
     pub resources: Registry<RegisteredResource>,
     pub templates: Registry<RegisteredTemplate>,
-    pub resource_updates: broadcast::Sender<String>,
+    pub changes: Arc<dyn ChangeFeed>,
     pub subscriptions: Arc<SubscriptionCounter>,
     pub shutdown: CancellationToken,
     pub state_codec: StateCodec,
@@ -147,6 +147,7 @@ impl Server {
             resources: Vec::new(),
             templates: Vec::new(),
             rate_limit_store: None,
+            change_feed: None,
         }
     }
 
@@ -178,7 +179,9 @@ impl Server {
 
     /// Tells listeners that subscribed to `uri` that it changed.
     pub fn notify_resource_updated(&self, uri: &str) {
-        let _ = self.inner.resource_updates.send(uri.to_owned());
+        self.inner
+            .changes
+            .publish(Change::ResourceUpdated(uri.to_owned()));
     }
 
     /// Tells tools listeners the list changed (registry edits do this themselves).
@@ -296,6 +299,7 @@ pub struct ServerBuilder {
     resources: Vec<ResourceBuilder>,
     templates: Vec<ResourceTemplateBuilder>,
     rate_limit_store: Option<Arc<dyn RateLimitStore>>,
+    change_feed: Option<Arc<dyn ChangeFeed>>,
 }
 
 impl ServerBuilder {
@@ -428,6 +432,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Publishes list changes and resource updates through `feed` (shared
+    /// by several instances) instead of this process's memory: a listener
+    /// on one instance then hears of changes made on another.
+    pub fn change_feed(mut self, feed: Arc<dyn ChangeFeed>) -> Self {
+        self.change_feed = Some(feed);
+        self
+    }
+
     /// Caps on tool arguments: size, depth and string length (defaults
     /// 1 MiB, 32, 256 KiB). Tools may set their own.
     pub fn input_limits(mut self, limits: InputLimits) -> Self {
@@ -475,19 +487,23 @@ impl ServerBuilder {
 
     /// Checks and compiles every tool, or names the first that breaks a rule.
     pub fn build(self) -> Result<Server, RegistrationError> {
-        let registry = Registry::new();
+        let changes = self
+            .change_feed
+            .unwrap_or_else(|| Arc::new(InMemoryChangeFeed::new()));
+        let feed = || Arc::clone(&changes);
+        let registry = Registry::new(feed(), Some(Change::ToolsListChanged));
         for tool in self.tools {
             registry.add(RegisteredTool::compile(tool)?)?;
         }
-        let prompts = Registry::new();
+        let prompts = Registry::new(feed(), Some(Change::PromptsListChanged));
         for prompt in self.prompts {
             prompts.add(compile_prompt(prompt)?)?;
         }
-        let resources = Registry::new();
+        let resources = Registry::new(feed(), Some(Change::ResourcesListChanged));
         for resource in self.resources {
             resources.add(compile_resource(resource)?)?;
         }
-        let templates = Registry::new();
+        let templates = Registry::new(feed(), None);
         for template in self.templates {
             templates.add(compile_template(template)?)?;
         }
@@ -513,7 +529,7 @@ impl ServerBuilder {
                 prompts,
                 resources,
                 templates,
-                resource_updates: broadcast::channel(256).0,
+                changes,
                 subscriptions: Arc::default(),
                 shutdown: CancellationToken::new(),
                 state_codec,

@@ -2,11 +2,8 @@
 //! of notifications, ended by the client (cancel / disconnect) or by a
 //! graceful server shutdown (a completion result).
 
-use std::collections::HashSet;
-use std::time::Duration;
-
+use futures::StreamExt;
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, watch};
 use toolwire_protocol::{
     ErrorObject, JsonObject, Message, Notification, RequestId, SubscriptionFilter,
     SubscriptionsListenRequestParams, keys,
@@ -14,18 +11,7 @@ use toolwire_protocol::{
 
 use crate::context::RequestContext;
 use crate::server::Server;
-
-/// How long a listener waits after a change for more changes, so that a burst
-/// of edits becomes one notification.
-const COALESCE_WINDOW: Duration = Duration::from_millis(20);
-
-/// What one listener watches.
-struct Watches {
-    tools: Option<watch::Receiver<u64>>,
-    prompts: Option<watch::Receiver<u64>>,
-    resources: Option<watch::Receiver<u64>>,
-    updates: Option<(broadcast::Receiver<String>, HashSet<String>)>,
-}
+use crate::store::change_feed::{Change, ChangeTopics};
 
 impl Server {
     /// The part of `requested` this server honours.
@@ -66,21 +52,16 @@ impl Server {
             .admit(cx.principal(), inner.config.max_subscriptions_per_principal)?;
         let id = cx.request_id().clone();
         let honoured = self.honoured(&params.notifications);
-        let mut watches = Watches {
-            tools: honoured.tools_list_changed.map(|_| inner.tools.subscribe()),
-            prompts: honoured
-                .prompts_list_changed
-                .map(|_| inner.prompts.subscribe()),
-            resources: honoured
-                .resources_list_changed
-                .map(|_| inner.resources.subscribe()),
-            updates: honoured.resource_subscriptions.clone().map(|uris| {
-                (
-                    inner.resource_updates.subscribe(),
-                    uris.into_iter().collect(),
-                )
-            }),
+        let topics = ChangeTopics {
+            tools: honoured.tools_list_changed.is_some(),
+            prompts: honoured.prompts_list_changed.is_some(),
+            resources: honoured.resources_list_changed.is_some(),
+            resource_uris: honoured
+                .resource_subscriptions
+                .clone()
+                .map(|uris| uris.into_iter().collect()),
         };
+        let mut changes = inner.changes.subscribe(topics);
         let ack = json!({"notifications": honoured});
         send(&cx, &id, "notifications/subscriptions/acknowledged", ack).await;
         let shutdown = inner.shutdown.clone();
@@ -90,18 +71,7 @@ impl Server {
                     return Err(ErrorObject::internal("subscription cancelled"));
                 }
                 _ = shutdown.cancelled() => break,
-                _ = changed(&mut watches.tools) => {
-                    send(&cx, &id, "notifications/tools/list_changed", json!({})).await;
-                }
-                _ = changed(&mut watches.prompts) => {
-                    send(&cx, &id, "notifications/prompts/list_changed", json!({})).await;
-                }
-                _ = changed(&mut watches.resources) => {
-                    send(&cx, &id, "notifications/resources/list_changed", json!({})).await;
-                }
-                uri = updated(&mut watches.updates) => {
-                    send(&cx, &id, "notifications/resources/updated", json!({"uri": uri})).await;
-                }
+                Some(change) = changes.next() => send_change(&cx, &id, change).await,
             }
         }
         let mut result = JsonObject::new();
@@ -111,28 +81,26 @@ impl Server {
     }
 }
 
-/// Waits for the next change (coalescing a burst); never returns when not watched.
-async fn changed(receiver: &mut Option<watch::Receiver<u64>>) {
-    let Some(rx) = receiver else {
-        return std::future::pending().await;
-    };
-    if rx.changed().await.is_err() {
-        return std::future::pending().await;
-    }
-    tokio::time::sleep(COALESCE_WINDOW).await;
-    rx.borrow_and_update();
-}
-
-/// Waits for an update to one of the watched URIs; never returns when not watched.
-async fn updated(receiver: &mut Option<(broadcast::Receiver<String>, HashSet<String>)>) -> String {
-    let Some((rx, uris)) = receiver else {
-        return std::future::pending().await;
-    };
-    loop {
-        match rx.recv().await {
-            Ok(uri) if uris.contains(&uri) => return uri,
-            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
-            Err(broadcast::error::RecvError::Closed) => return std::future::pending().await,
+/// Sends the notification of one change.
+async fn send_change(cx: &RequestContext, id: &RequestId, change: Change) {
+    match change {
+        Change::ToolsListChanged => {
+            send(cx, id, "notifications/tools/list_changed", json!({})).await
+        }
+        Change::PromptsListChanged => {
+            send(cx, id, "notifications/prompts/list_changed", json!({})).await;
+        }
+        Change::ResourcesListChanged => {
+            send(cx, id, "notifications/resources/list_changed", json!({})).await;
+        }
+        Change::ResourceUpdated(uri) => {
+            send(
+                cx,
+                id,
+                "notifications/resources/updated",
+                json!({"uri": uri}),
+            )
+            .await;
         }
     }
 }

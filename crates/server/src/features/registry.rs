@@ -3,11 +3,11 @@
 use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
-use tokio::sync::watch;
 use toolwire_protocol::Tool;
 use toolwire_schema::{CompiledSchema, HeaderParam};
 
 use crate::features::tool::{ErasedToolHandler, ToolBuilder};
+use crate::store::change_feed::{Change, ChangeFeed};
 
 /// Why a tool could not be registered. Every variant names the tool.
 #[derive(Debug, thiserror::Error)]
@@ -194,17 +194,20 @@ impl<T> Clone for Slot<T> {
 }
 
 /// An ordered set of named entries (tools, prompts, resources), swapped
-/// atomically on every change; watchers learn that something changed.
+/// atomically on every change; each change is published to the feed.
 pub(crate) struct Registry<T> {
     slots: RwLock<Arc<Vec<Slot<T>>>>,
-    changes: watch::Sender<u64>,
+    feed: Arc<dyn ChangeFeed>,
+    /// What an edit publishes (`None`: nobody listens for this list).
+    change: Option<Change>,
 }
 
 impl<T: Named> Registry<T> {
-    pub fn new() -> Self {
+    pub fn new(feed: Arc<dyn ChangeFeed>, change: Option<Change>) -> Self {
         Registry {
             slots: RwLock::new(Arc::new(Vec::new())),
-            changes: watch::channel(0).0,
+            feed,
+            change,
         }
     }
 
@@ -230,19 +233,16 @@ impl<T: Named> Registry<T> {
             .map(|s| Arc::clone(&s.item))
     }
 
-    /// Tells watchers the list changed without changing it.
+    /// Tells listeners the list changed without changing it.
     pub fn touch(&self) {
-        self.changes.send_modify(|version| *version += 1);
+        if let Some(change) = &self.change {
+            self.feed.publish(change.clone());
+        }
     }
 
     /// True when nothing is registered.
     pub fn is_empty(&self) -> bool {
         self.snapshot().is_empty()
-    }
-
-    /// Watch for changes: the value increases on every change.
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
-        self.changes.subscribe()
     }
 
     /// Adds an entry at the end; fails on a duplicate name.
@@ -299,7 +299,7 @@ impl<T: Named> Registry<T> {
             change(&mut slots)?;
             *guard = Arc::new(slots);
         }
-        self.changes.send_modify(|version| *version += 1);
+        self.touch();
         Ok(())
     }
 }

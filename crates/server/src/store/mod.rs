@@ -2,5 +2,6 @@
 //! small async trait with its in-memory implementation beside it: a shared
 //! backend (Redis, a database) is one new file implementing the trait.
 
+pub(crate) mod change_feed;
 pub(crate) mod handles;
 pub(crate) mod rate_limit;
