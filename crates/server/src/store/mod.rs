@@ -1,5 +1,6 @@
 //! Where state that several instances may share lives, each kind behind one
-//! small async trait with its in-memory implementation beside it: a shared
+//! small async trait with its in-memory implementation beside it (handles,
+//! rate-limit buckets, the list_changed fan-out): a shared
 //! backend (Redis, a database) is one new file implementing the trait.
 
 pub(crate) mod change_feed;
