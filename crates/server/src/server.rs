@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolwire_protocol::{CacheScope, Icon, Implementation, LATEST_PROTOCOL_VERSION};
+use toolwire_protocol::{
+    CacheScope, Icon, Implementation, LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS,
+};
 
 use tokio_util::sync::CancellationToken;
 
@@ -31,8 +33,17 @@ pub struct ServerConfig {
     pub info: Implementation,
     /// How to use the server, for the model.
     pub instructions: Option<String>,
-    /// Protocol versions served, newest first.
+    /// Protocol versions served statelessly (per-request `_meta`), newest first.
     pub supported_versions: Vec<String>,
+    /// Initialization-based versions negotiated with a legacy client's
+    /// `initialize`, newest first (default 2025-11-25, 2025-06-18,
+    /// 2025-03-26). Empty: the server is modern only, and `initialize` is
+    /// refused with an error naming [`ServerConfig::supported_versions`].
+    pub legacy_versions: Vec<String>,
+    /// How long a legacy session's handler waits for the client to answer a
+    /// server-to-client request (elicitation, sampling, roots) before the
+    /// request is cancelled and the handler gets an error. Default 120 s.
+    pub client_request_timeout: Duration,
     /// Items per page of `tools/list` (and the other lists).
     pub page_size: usize,
     /// Caching hints of `tools/list` (and the other lists).
@@ -70,6 +81,11 @@ impl Default for ServerConfig {
             info: Implementation::new("toolwire-server", env!("CARGO_PKG_VERSION")),
             instructions: None,
             supported_versions: vec![LATEST_PROTOCOL_VERSION.to_owned()],
+            legacy_versions: LEGACY_PROTOCOL_VERSIONS
+                .iter()
+                .map(|v| (*v).to_owned())
+                .collect(),
+            client_request_timeout: Duration::from_secs(120),
             page_size: 100,
             list_cache: CacheHint {
                 ttl_ms: 60_000,
@@ -340,6 +356,21 @@ impl ServerBuilder {
     /// Caching hints on list results.
     pub fn list_cache(mut self, ttl_ms: u64, scope: toolwire_protocol::CacheScope) -> Self {
         self.config.list_cache = CacheHint { ttl_ms, scope };
+        self
+    }
+
+    /// Serves the stateless era only: `initialize` (2025-11-25 and earlier)
+    /// is refused with an error naming the supported versions. By default a
+    /// server serves both eras.
+    pub fn modern_only(mut self) -> Self {
+        self.config.legacy_versions.clear();
+        self
+    }
+
+    /// How long a legacy session's handler waits for the client to answer
+    /// an elicitation, sampling or roots request (default 120 s).
+    pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
+        self.config.client_request_timeout = timeout;
         self
     }
 

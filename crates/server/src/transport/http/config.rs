@@ -24,6 +24,18 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default interval between SSE keep-alive comments.
 pub const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
+/// How long a legacy (2025-11-25) session may stay unused before it ends.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Legacy sessions open at once; the next `initialize` gets 503.
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+
+/// SSE events kept per legacy stream for `Last-Event-ID` resumption.
+pub const DEFAULT_REPLAY_EVENTS: usize = 64;
+
+/// `Mcp-Session-Id`: the legacy session a request belongs to.
+pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+
 /// `MCP-Protocol-Version`: the request's protocol version.
 pub const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// `Mcp-Method`: the request's `method`.
@@ -63,6 +75,9 @@ pub struct HttpConfig {
     pub(super) auth: Option<AuthConfig>,
     pub(super) request_limit: Option<RateLimit>,
     pub(super) rate_limits: Arc<dyn RateLimitStore>,
+    pub(super) session_idle_timeout: Duration,
+    pub(super) max_sessions: usize,
+    pub(super) replay_events: usize,
 }
 
 impl Default for HttpConfig {
@@ -79,6 +94,9 @@ impl Default for HttpConfig {
             auth: None,
             request_limit: None,
             rate_limits: Arc::new(InMemoryRateLimits::new()),
+            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            replay_events: DEFAULT_REPLAY_EVENTS,
         }
     }
 }
@@ -180,6 +198,37 @@ impl HttpConfig {
     pub fn rate_limit_store(mut self, store: Arc<dyn RateLimitStore>) -> Self {
         self.rate_limits = store;
         self
+    }
+
+    /// How long a legacy (2025-11-25) session may go unused before it ends
+    /// and its id answers 404 (default 30 minutes; at least 1 s).
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.session_idle_timeout = timeout.max(Duration::from_secs(1));
+        self
+    }
+
+    /// Legacy sessions open at once (default 10,000); an `initialize` over
+    /// the cap gets 503 until one ends. At least 1.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// SSE events kept per legacy stream so that a client reconnecting with
+    /// `Last-Event-ID` misses nothing (default 64; at least 1).
+    pub fn replay_events(mut self, events: usize) -> Self {
+        self.replay_events = events.max(1);
+        self
+    }
+
+    /// The idle timeout of legacy sessions.
+    pub fn get_session_idle_timeout(&self) -> Duration {
+        self.session_idle_timeout
+    }
+
+    /// The cap on open legacy sessions.
+    pub fn get_max_sessions(&self) -> usize {
+        self.max_sessions
     }
 
     /// The authentication settings, when on.
