@@ -31,7 +31,8 @@ pub use context::output::{
 };
 pub use context::seal::StateKey;
 pub use context::{
-    Outbox, Principal, RequestContext, RequestEnv, response_streams, wants_notifications,
+    MessageSink, Outbox, Principal, RequestContext, RequestEnv, response_streams,
+    wants_notifications,
 };
 pub use dispatch::param_headers::ParamHeader;
 pub use features::cache::CacheHint;

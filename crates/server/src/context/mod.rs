@@ -12,5 +12,6 @@ pub(crate) mod seal;
 
 pub(crate) use request::CheckedMeta;
 pub use request::{
-    Outbox, Principal, RequestContext, RequestEnv, response_streams, wants_notifications,
+    MessageSink, Outbox, Principal, RequestContext, RequestEnv, response_streams,
+    wants_notifications,
 };

@@ -1,6 +1,7 @@
 //! What a handler knows about the request it serves, and how it talks back
 //! while it runs (progress, log messages, cancellation).
 
+use std::fmt;
 use std::sync::Arc;
 use std::sync::Mutex;
 
@@ -87,6 +88,33 @@ enum Sink {
         sender: mpsc::Sender<Bytes>,
         encode: fn(&Message) -> Bytes,
     },
+    Custom(Arc<dyn MessageSink>),
+}
+
+/// A transport's own destination for one request's messages, for an
+/// [`Outbox`] made with [`Outbox::sink`]: a resumable event log, say.
+///
+/// ```
+/// use toolwire_protocol::Message;
+/// use toolwire_server::MessageSink;
+///
+/// #[derive(Debug, Default)]
+/// struct Collect(std::sync::Mutex<Vec<Message>>);
+/// impl MessageSink for Collect {
+///     fn send(&self, message: Message) {
+///         self.0.lock().unwrap().push(message);
+///     }
+/// }
+/// let outbox = toolwire_server::Outbox::sink(std::sync::Arc::new(Collect::default()));
+/// # drop(outbox);
+/// ```
+pub trait MessageSink: Send + Sync + fmt::Debug + 'static {
+    /// Takes one message; it must not block (queue it, or drop it when full).
+    fn send(&self, message: Message);
+
+    /// Ends the connection carrying these messages without ending the
+    /// request (a client may resume the stream); a no-op by default.
+    fn close_stream(&self) {}
 }
 
 impl Outbox {
@@ -126,6 +154,13 @@ impl Outbox {
         }
     }
 
+    /// Wraps a transport's own sink.
+    pub fn sink(sink: Arc<dyn MessageSink>) -> Self {
+        Outbox {
+            sink: Sink::Custom(sink),
+        }
+    }
+
     /// Sends one message; a closed channel (the client went away) is ignored.
     pub async fn send(&self, message: Message) {
         match &self.sink {
@@ -135,6 +170,15 @@ impl Outbox {
             Sink::Encoded { sender, encode } => {
                 let _ = sender.send(encode(&message)).await;
             }
+            Sink::Custom(sink) => sink.send(message),
+        }
+    }
+
+    /// Ends the connection that carries these messages, when the transport
+    /// can resume it (a legacy SSE stream); otherwise does nothing.
+    pub fn close_stream(&self) {
+        if let Sink::Custom(sink) = &self.sink {
+            sink.close_stream();
         }
     }
 }
@@ -407,6 +451,16 @@ impl RequestContext {
             Some(params),
         )))
         .await;
+    }
+
+    /// Ends the HTTP connection carrying this request's stream while the
+    /// request goes on, so that the client reconnects and resumes it with
+    /// `Last-Event-ID` (SSE polling, legacy sessions only). Elsewhere, and
+    /// when nothing was streamed yet, it does nothing.
+    pub fn close_stream(&self) {
+        if let Some(outbox) = &self.inner.outbox {
+            outbox.close_stream();
+        }
     }
 
     /// Sends a message on this request's own stream.

@@ -23,7 +23,7 @@ use toolwire_protocol::{
 pub(crate) use self::meta::is_meta_error;
 pub(crate) use self::reply::{Answer, Reply};
 use self::tools::parse_call;
-use crate::context::{RequestContext, RequestEnv};
+use crate::context::{CheckedMeta, RequestContext, RequestEnv};
 use crate::server::Server;
 
 /// Methods of earlier revisions (or never standard) that this revision removed.
@@ -73,7 +73,41 @@ impl Server {
             return Err(ErrorObject::method_not_found(method));
         }
         let meta = self.check_meta(request.params.as_ref())?;
-        let cx = RequestContext::new(request.id, method, meta, env);
+        self.route(request, meta, env).await
+    }
+
+    /// Serves a request whose metadata the transport established itself (a
+    /// legacy session: the capabilities it declared at `initialize`), skipping
+    /// the per-request `_meta` check. The transport decides which methods
+    /// reach this.
+    pub(crate) async fn serve_checked(
+        &self,
+        request: Request,
+        meta: CheckedMeta,
+        env: RequestEnv,
+    ) -> Reply {
+        let id = request.id.clone();
+        if !self.serves(&request.method) {
+            let error = ErrorObject::method_not_found(&request.method);
+            return Reply::Message(Message::Error(ErrorResponse::new(Some(id), error)));
+        }
+        match self.route(request, meta, env).await {
+            Ok(Answer::Object(result)) => {
+                Reply::Message(Message::Result(ResultResponse::new(id, result)))
+            }
+            Ok(answer) => Reply::Answer(id, answer),
+            Err(error) => Reply::Message(Message::Error(ErrorResponse::new(Some(id), error))),
+        }
+    }
+
+    /// Runs the handler of a checked request.
+    async fn route(
+        &self,
+        request: Request,
+        meta: CheckedMeta,
+        env: RequestEnv,
+    ) -> Result<Answer, ErrorObject> {
+        let cx = RequestContext::new(request.id, &request.method, meta, env);
         let params = request.params.unwrap_or_default();
         match cx.method() {
             // Boxed: a long-lived request (subscriptions/listen) should not
@@ -135,6 +169,12 @@ impl Server {
             "completion/complete" => caps.completions.is_some(),
             _ => false,
         }
+    }
+
+    /// The refusal of an `initialize` this server does not serve (it is
+    /// modern only): names the versions it does serve.
+    pub(crate) fn refuse_initialize(&self) -> ErrorObject {
+        self.removed_method("initialize")
     }
 
     fn removed_method(&self, method: &str) -> ErrorObject {

@@ -2,4 +2,5 @@
 //! on the dispatcher, never the reverse.
 
 pub mod http;
+mod legacy;
 pub mod stdio;

@@ -3,6 +3,13 @@
 //! Requests are handled concurrently (up to a bound), one task writes
 //! stdout, `notifications/cancelled` stops a handler and suppresses its
 //! response, and nothing but MCP messages is ever written to stdout.
+//!
+//! Both eras on one pipe: a request with 2026-07-28 `_meta` is served
+//! statelessly; an `initialize` without it makes the process a legacy
+//! session (2025-11-25 and earlier) for the requests that follow without
+//! `_meta`: handlers' input requests become real requests to the client on
+//! this pipe, its responses are matched by id, and list changes and
+//! resource updates are sent as notifications.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,6 +25,7 @@ use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{ErrorObject, ErrorResponse, Message, Notification, Request, RequestId};
 
+use super::legacy::{LegacySession, forward_changes, is_modern, opens_session};
 use crate::context::encode::encode_message;
 use crate::context::{Outbox, Principal, RequestEnv};
 use crate::server::Server;
@@ -89,6 +97,11 @@ where
         LinesCodec::new_with_max_length(config.max_line_bytes),
     );
 
+    let mut legacy: Option<Arc<LegacySession>> = None;
+    // Ends a legacy session's change notifications (they hold the writer open).
+    let stop_forwarding = CancellationToken::new();
+    let _stop_on_error = stop_forwarding.clone().drop_guard();
+
     while let Some(line) = lines.next().await {
         while tasks.try_join_next().is_some() {}
         let line = match line {
@@ -111,6 +124,21 @@ where
             continue;
         }
         match Message::from_slice(line.as_bytes()) {
+            Ok(Message::Request(request)) if legacy.is_none() && opens_session(&request) => {
+                let (reply, session) = initialize(&server, request);
+                let _ = out_tx.send(encode_line(&reply)).await;
+                if let Some(session) = session {
+                    let outbox = Outbox::encoding(out_tx.clone(), encode_line);
+                    let forward = forward_changes(
+                        server.clone(),
+                        session.subscriptions(),
+                        outbox,
+                        stop_forwarding.clone(),
+                    );
+                    tokio::spawn(forward);
+                    legacy = Some(session);
+                }
+            }
             Ok(Message::Request(request)) => {
                 let permit = Arc::clone(&permits)
                     .acquire_owned()
@@ -124,8 +152,10 @@ where
                     .lock()
                     .expect("in-flight lock")
                     .insert(request.id.clone(), (cancel.clone(), is_listen));
+                let session = legacy.clone().filter(|_| !is_modern(&request));
                 let job = RequestJob {
                     server: server.clone(),
+                    session,
                     out: out_tx.clone(),
                     in_flight: Arc::clone(&in_flight),
                     principal: config.principal.clone(),
@@ -137,7 +167,13 @@ where
                 });
             }
             Ok(Message::Notification(notification)) => cancel_if_asked(&notification, &in_flight),
-            Ok(_) => {} // responses: the server sends no requests, so nothing awaits them
+            // Answers to a legacy session's requests; without a session
+            // the server sent none, so nothing awaits them.
+            Ok(response) => {
+                if let Some(session) = &legacy {
+                    session.answer(response);
+                }
+            }
             Err(error) => {
                 let _ = out_tx
                     .send(encode_line(&Message::Error(error.to_response())))
@@ -146,6 +182,7 @@ where
         }
     }
 
+    stop_forwarding.cancel();
     // Subscriptions live as long as the connection: end them now.
     for (token, is_listen) in in_flight.lock().expect("in-flight lock").values() {
         if *is_listen {
@@ -164,6 +201,8 @@ where
 /// One request's run: register for cancellation, dispatch, answer unless cancelled.
 struct RequestJob {
     server: Server,
+    /// The legacy session the request belongs to, if any.
+    session: Option<Arc<LegacySession>>,
     out: mpsc::Sender<Bytes>,
     in_flight: InFlight,
     principal: Principal,
@@ -178,17 +217,52 @@ impl RequestJob {
             .with_principal(self.principal)
             .with_outbox(Outbox::encoding(self.out.clone(), encode_line))
             .with_cancel(cancel.clone());
-        let reply = tokio::select! {
-            reply = self.server.reply(request, env) => Some(reply),
+        let line = tokio::select! {
+            line = serve_line(&self.server, self.session.as_deref(), request, env) => Some(line),
             _ = cancel.cancelled() => None,
         };
         self.in_flight.lock().expect("in-flight lock").remove(&id);
-        if let Some(reply) = reply.filter(|_| !cancel.is_cancelled()) {
+        if let Some(line) = line.filter(|_| !cancel.is_cancelled()) {
+            let _ = self.out.send(line).await;
+        }
+    }
+}
+
+/// Serves one request, statelessly or in the legacy session, and encodes
+/// its response as a line.
+async fn serve_line(
+    server: &Server,
+    session: Option<&LegacySession>,
+    request: Request,
+    env: RequestEnv,
+) -> Bytes {
+    match session {
+        Some(session) => encode_line(&session.serve(request, env).await),
+        None => {
+            let reply = server.reply(request, env).await;
             let mut line = Vec::with_capacity(256);
             reply.encode(&mut line);
             line.push(b'\n');
-            let _ = self.out.send(Bytes::from(line)).await;
+            Bytes::from(line)
         }
+    }
+}
+
+/// Answers `initialize`; the session it opens, unless refused.
+fn initialize(server: &Server, request: Request) -> (Message, Option<Arc<LegacySession>>) {
+    match LegacySession::open(server, request.params) {
+        Ok((session, result)) => {
+            let result = match serde_json::to_value(result) {
+                Ok(Value::Object(result)) => result,
+                _ => Default::default(),
+            };
+            let reply = Message::Result(toolwire_protocol::ResultResponse::new(request.id, result));
+            (reply, Some(Arc::new(session)))
+        }
+        Err(error) => (
+            Message::Error(ErrorResponse::new(Some(request.id), error)),
+            None,
+        ),
     }
 }
 

@@ -1,0 +1,154 @@
+//! Requests a legacy session sends to its client (`elicitation/create`,
+//! `sampling/createMessage`, `roots/list`) and the answers that come back,
+//! matched by id. A request that times out or whose caller goes away is
+//! withdrawn with `notifications/cancelled`.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+use toolwire_protocol::{ErrorObject, JsonObject, Message, Notification, Request, RequestId};
+
+use crate::context::Outbox;
+
+/// How a request to the client ended without an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum PeerError {
+    /// The client answered with a JSON-RPC error.
+    Refused(ErrorObject),
+    /// No answer within the timeout.
+    TimedOut(Duration),
+    /// The request being served was cancelled, or the session ended.
+    Cancelled,
+    /// There is no way to reach the client for this request.
+    Unreachable,
+}
+
+impl PeerError {
+    /// A sentence for the handler's caller.
+    pub(crate) fn describe(&self, method: &str) -> String {
+        match self {
+            PeerError::Refused(error) => format!(
+                "the client answered {method} with error {}: {}",
+                error.code, error.message
+            ),
+            PeerError::TimedOut(after) => format!(
+                "the client did not answer {method} within {} s",
+                after.as_secs_f64()
+            ),
+            PeerError::Cancelled => format!("{method} was cancelled"),
+            PeerError::Unreachable => {
+                format!("{method} cannot be sent: this request has no stream to the client")
+            }
+        }
+    }
+}
+
+type Answer = Result<JsonObject, ErrorObject>;
+
+/// The requests of one session awaiting the client's answer.
+#[derive(Debug, Default)]
+pub(crate) struct PeerRequests {
+    next_id: AtomicI64,
+    waiting: Mutex<HashMap<RequestId, oneshot::Sender<Answer>>>,
+}
+
+impl PeerRequests {
+    /// Sends `method` to the client through `outbox` and waits for its
+    /// answer, at most `timeout`, or until `cancel` fires.
+    pub(crate) async fn request(
+        &self,
+        outbox: Option<&Outbox>,
+        method: &str,
+        params: Option<JsonObject>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<JsonObject, PeerError> {
+        let Some(outbox) = outbox else {
+            return Err(PeerError::Unreachable);
+        };
+        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
+        let (answer_tx, answer_rx) = oneshot::channel();
+        self.lock().insert(id.clone(), answer_tx);
+        // Withdraws the request however this future ends (dropped included).
+        let _pending = Pending {
+            peers: self,
+            id: id.clone(),
+            outbox,
+        };
+        let mut request = Request::new(id, method, params);
+        request.params.get_or_insert_with(JsonObject::new);
+        outbox.send(Message::Request(request)).await;
+        tokio::select! {
+            answer = answer_rx => match answer {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(error)) => Err(PeerError::Refused(error)),
+                Err(_) => Err(PeerError::Cancelled),
+            },
+            () = tokio::time::sleep(timeout) => Err(PeerError::TimedOut(timeout)),
+            () = cancel.cancelled() => Err(PeerError::Cancelled),
+        }
+    }
+
+    /// Routes a response from the client to the request awaiting it; false
+    /// when nothing awaits that id.
+    pub(crate) fn answer(&self, message: Message) -> bool {
+        let (id, answer) = match message {
+            Message::Result(response) => (response.id, Ok(response.result)),
+            Message::Error(response) => match response.id {
+                Some(id) => (id, Err(response.error)),
+                None => return false,
+            },
+            _ => return false,
+        };
+        match self.lock().remove(&id) {
+            Some(waiter) => {
+                let _ = waiter.send(answer);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Requests still awaiting an answer.
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, oneshot::Sender<Answer>>> {
+        self.waiting.lock().expect("peer requests lock")
+    }
+}
+
+/// One request in flight. Dropped while still waiting (timed out,
+/// cancelled, abandoned), it removes itself and tells the client the
+/// request is withdrawn; an answered request was removed by the answer.
+struct Pending<'a> {
+    peers: &'a PeerRequests,
+    id: RequestId,
+    outbox: &'a Outbox,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if self.peers.lock().remove(&self.id).is_none() {
+            return;
+        }
+        let mut params = JsonObject::new();
+        params.insert("requestId".into(), json!(self.id));
+        params.insert(
+            "reason".into(),
+            Value::String("the server no longer needs the answer".into()),
+        );
+        let cancelled =
+            Message::Notification(Notification::new("notifications/cancelled", Some(params)));
+        // Best effort: the stream may be gone already.
+        let outbox = self.outbox.clone();
+        tokio::spawn(async move { outbox.send(cancelled).await });
+    }
+}

@@ -1,0 +1,337 @@
+//! One legacy (2025-11-25 and earlier) connection: what `initialize`
+//! settled, and how each request is served through the one dispatcher.
+//!
+//! A handler that asks for input (`cx.elicit_form(..)?`) ends its round
+//! with `input_required`, exactly as in the stateless era; here the session
+//! turns each input request into a real request to the client, waits for the
+//! answers and runs the next round itself, so the client only ever sees
+//! `elicitation/create` (or sampling, roots) and then the final result.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use futures::future::join_all;
+use serde_json::Value;
+use tokio::sync::watch;
+use toolwire_protocol::{
+    CallToolResult, ClientCapabilities, ErrorObject, ErrorResponse, Implementation,
+    InitializeRequestParams, InitializeResult, JsonObject, LoggingLevel, Message, ProgressToken,
+    Request, ResultResponse, SetLevelRequestParams, SubscribeRequestParams, keys,
+    negotiate_legacy_version,
+};
+
+use super::peer::{PeerError, PeerRequests};
+use crate::context::{CheckedMeta, RequestEnv};
+use crate::dispatch::parse;
+use crate::server::Server;
+
+/// Rounds of input one request may ask for before it is ended.
+const MAX_INPUT_ROUNDS: usize = 16;
+
+/// What one legacy client settled at `initialize`, and what it asked for since.
+#[derive(Debug)]
+pub(crate) struct LegacySession {
+    server: Server,
+    version: String,
+    client_capabilities: ClientCapabilities,
+    client_info: Implementation,
+    log_level: Mutex<LoggingLevel>,
+    subscribed: watch::Sender<HashSet<String>>,
+    peers: PeerRequests,
+}
+
+impl LegacySession {
+    /// Answers `initialize`: the negotiated version, the server's
+    /// capabilities (with `logging`), its info and instructions. Refused
+    /// when the server is modern only.
+    pub(crate) fn open(
+        server: &Server,
+        params: Option<JsonObject>,
+    ) -> Result<(LegacySession, InitializeResult), ErrorObject> {
+        let config = server.config();
+        let supported: Vec<&str> = config.legacy_versions.iter().map(String::as_str).collect();
+        if supported.is_empty() {
+            return Err(server.refuse_initialize());
+        }
+        let params: InitializeRequestParams = parse(params.unwrap_or_default())?;
+        let version = negotiate_legacy_version(&params.protocol_version, &supported)
+            .unwrap_or(supported[0])
+            .to_owned();
+        let mut capabilities = server.capabilities();
+        capabilities.logging = Some(JsonObject::new());
+        let result = InitializeResult {
+            protocol_version: version.clone(),
+            capabilities,
+            server_info: config.info.clone(),
+            instructions: config.instructions.clone(),
+            meta: None,
+        };
+        let session = LegacySession {
+            server: server.clone(),
+            version,
+            client_capabilities: params.capabilities,
+            client_info: params.client_info,
+            // Until logging/setLevel the server may choose (2025-11-25,
+            // "Logging"): everything a handler logs is sent.
+            log_level: Mutex::new(LoggingLevel::Debug),
+            subscribed: watch::Sender::new(HashSet::new()),
+            peers: PeerRequests::default(),
+        };
+        Ok((session, result))
+    }
+
+    /// The negotiated protocol version.
+    pub(crate) fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The server this session serves.
+    pub(crate) fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// The URIs the client subscribed to with `resources/subscribe`.
+    pub(crate) fn subscriptions(&self) -> watch::Receiver<HashSet<String>> {
+        self.subscribed.subscribe()
+    }
+
+    /// Routes a response from the client to the request awaiting it; false
+    /// when nothing awaits it.
+    pub(crate) fn answer(&self, message: Message) -> bool {
+        self.peers.answer(message)
+    }
+
+    /// Serves one request of this session and returns its response.
+    pub(crate) async fn serve(&self, request: Request, env: RequestEnv) -> Message {
+        let id = request.id.clone();
+        let outcome = match request.method.as_str() {
+            "ping" => Ok(JsonObject::new()),
+            "initialize" => Err(ErrorObject::invalid_request(
+                "this session is already initialized; send initialize once per session",
+            )),
+            "logging/setLevel" => self.set_level(request.params),
+            "resources/subscribe" => self.subscribe(request.params, true),
+            "resources/unsubscribe" => self.subscribe(request.params, false),
+            "server/discover" | "subscriptions/listen" => {
+                Err(ErrorObject::method_not_found(&format!(
+                    "{} (a 2026-07-28 method; this session speaks {})",
+                    request.method, self.version
+                )))
+            }
+            _ => return self.serve_feature(request, env).await,
+        };
+        match outcome {
+            Ok(result) => Message::Result(ResultResponse::new(id, result)),
+            Err(error) => Message::Error(ErrorResponse::new(Some(id), error)),
+        }
+    }
+
+    fn set_level(&self, params: Option<JsonObject>) -> Result<JsonObject, ErrorObject> {
+        let params: SetLevelRequestParams = parse(params.unwrap_or_default())?;
+        *self.log_level.lock().expect("log level lock") = params.level;
+        Ok(JsonObject::new())
+    }
+
+    fn subscribe(
+        &self,
+        params: Option<JsonObject>,
+        subscribe: bool,
+    ) -> Result<JsonObject, ErrorObject> {
+        let offers = self
+            .server
+            .capabilities()
+            .resources
+            .is_some_and(|r| r.subscribe == Some(true));
+        if !offers {
+            let method = if subscribe {
+                "resources/subscribe"
+            } else {
+                "resources/unsubscribe"
+            };
+            return Err(ErrorObject::method_not_found(method));
+        }
+        let params: SubscribeRequestParams = parse(params.unwrap_or_default())?;
+        self.subscribed.send_modify(|uris| {
+            if subscribe {
+                uris.insert(params.uri);
+            } else {
+                uris.remove(&params.uri);
+            }
+        });
+        Ok(JsonObject::new())
+    }
+
+    /// Tools, prompts, resources and completion, through the dispatcher,
+    /// with input requests turned into requests to the client.
+    async fn serve_feature(&self, request: Request, env: RequestEnv) -> Message {
+        let Request {
+            id, method, params, ..
+        } = request;
+        let mut params = params.unwrap_or_default();
+        let meta = self.meta(&params);
+        let asks_input = matches!(
+            method.as_str(),
+            "tools/call" | "prompts/get" | "resources/read"
+        );
+        for _ in 0..MAX_INPUT_ROUNDS {
+            // Only a request that may ask for input keeps its params for a
+            // next round.
+            let round_params = if asks_input {
+                params.clone()
+            } else {
+                std::mem::take(&mut params)
+            };
+            let round = Request::new(id.clone(), method.clone(), Some(round_params));
+            let reply = self
+                .server
+                .serve_checked(round, meta.clone(), env.clone())
+                .await
+                .into_message();
+            let Some(asked) = input_required(&reply) else {
+                return to_legacy(reply);
+            };
+            match self.ask_client(asked.requests, &env).await {
+                Ok(answers) => {
+                    params.insert("inputResponses".into(), Value::Object(answers));
+                    match asked.state {
+                        Some(state) => params.insert("requestState".into(), state),
+                        None => params.remove("requestState"),
+                    };
+                }
+                Err(failure) => return self.failed(id, &method, &params, &failure),
+            }
+        }
+        let error = ErrorObject::internal(format!(
+            "{method} asked for input more than {MAX_INPUT_ROUNDS} times"
+        ));
+        Message::Error(ErrorResponse::new(Some(id), error))
+    }
+
+    /// The metadata a request of this session runs with: what `initialize`
+    /// declared, the request's own `progressToken`, the session's log level.
+    fn meta(&self, params: &JsonObject) -> CheckedMeta {
+        let progress_token = params
+            .get("_meta")
+            .and_then(|meta| meta.get(keys::PROGRESS_TOKEN))
+            .and_then(|token| serde_json::from_value::<ProgressToken>(token.clone()).ok());
+        CheckedMeta {
+            protocol_version: self.version.clone(),
+            client_capabilities: self.client_capabilities.clone(),
+            client_info: Some(self.client_info.clone()),
+            progress_token,
+            log_level: Some(*self.log_level.lock().expect("log level lock")),
+        }
+    }
+
+    /// Sends every input request to the client at once; the answers keyed
+    /// as the handler asked, or the first failure.
+    async fn ask_client(
+        &self,
+        requests: JsonObject,
+        env: &RequestEnv,
+    ) -> Result<JsonObject, Failure> {
+        let timeout = self.server.config().client_request_timeout;
+        let asks = requests.into_iter().map(|(key, request)| async move {
+            let method = request
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let params = match request.get("params") {
+                Some(Value::Object(params)) => Some(params.clone()),
+                _ => None,
+            };
+            let outcome = self
+                .peers
+                .request(env.outbox.as_ref(), &method, params, timeout, &env.cancel)
+                .await;
+            (key, method, outcome)
+        });
+        let mut answers = JsonObject::new();
+        for (key, method, outcome) in join_all(asks).await {
+            match outcome {
+                Ok(answer) => {
+                    answers.insert(key, Value::Object(answer));
+                }
+                Err(error) => return Err(Failure { method, error }),
+            }
+        }
+        Ok(answers)
+    }
+
+    /// The response of a request whose input could not be had: a tool
+    /// execution error for `tools/call` (the model can act on it), a
+    /// JSON-RPC error otherwise.
+    fn failed(
+        &self,
+        id: toolwire_protocol::RequestId,
+        method: &str,
+        params: &JsonObject,
+        failure: &Failure,
+    ) -> Message {
+        let text = failure.error.describe(&failure.method);
+        if method == "tools/call" {
+            let tool = params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let answer = self.server.finish_tool(tool, CallToolResult::error(text));
+            return to_legacy(crate::dispatch::Reply::Answer(id, answer).into_message());
+        }
+        Message::Error(ErrorResponse::new(Some(id), ErrorObject::internal(text)))
+    }
+}
+
+/// A request to the client that failed.
+struct Failure {
+    method: String,
+    error: PeerError,
+}
+
+/// The input requests and state of an `input_required` result.
+struct Asked {
+    requests: JsonObject,
+    state: Option<Value>,
+}
+
+fn input_required(reply: &Message) -> Option<Asked> {
+    let Message::Result(response) = reply else {
+        return None;
+    };
+    let result = &response.result;
+    if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+        return None;
+    }
+    let requests = match result.get("inputRequests") {
+        Some(Value::Object(requests)) => requests.clone(),
+        _ => JsonObject::new(),
+    };
+    Some(Asked {
+        requests,
+        state: result.get("requestState").cloned(),
+    })
+}
+
+/// A response as the legacy revisions define it: no `resultType`, no
+/// caching hints, no `serverInfo` in `_meta` (all 2026-07-28 additions).
+pub(crate) fn to_legacy(message: Message) -> Message {
+    match message {
+        Message::Result(mut response) => {
+            strip_modern_fields(&mut response.result);
+            Message::Result(response)
+        }
+        other => other,
+    }
+}
+
+fn strip_modern_fields(result: &mut JsonObject) {
+    result.remove("resultType");
+    result.remove("ttlMs");
+    result.remove("cacheScope");
+    if let Some(Value::Object(meta)) = result.get_mut("_meta") {
+        meta.remove(keys::SERVER_INFO);
+        if meta.is_empty() {
+            result.remove("_meta");
+        }
+    }
+}
