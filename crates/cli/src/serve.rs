@@ -120,14 +120,16 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         handle_ttl: args.handle_ttl,
         scopes: !args.tokens.is_empty(),
     };
-    let mut builder = crate::demo::builder(&options)
+    let mut demo = crate::demo::demo(&options);
+    demo.builder = demo
+        .builder
         .state_keys_from_env(STATE_KEYS_ENV)
         .map_err(Failure::usage)?;
     if std::env::var_os(STATE_KEYS_ENV).is_none() {
         // One process: a fresh key is right (requestState dies with it).
-        builder = builder.state_key(StateKey::random());
+        demo.builder = demo.builder.state_key(StateKey::random());
     }
-    let server = builder
+    let server = demo
         .build()
         .map_err(|e| Failure::protocol(format!("the demo server does not build: {e}")))?;
     let shutdown = shutdown_signal();
