@@ -1,5 +1,10 @@
 //! The command line the example servers share: stdio by default, Streamable
 //! HTTP at `http://ADDR/mcp` with `--http ADDR` (or `--http=ADDR`).
+//!
+//! Either way the server is toolwire's own transport, so it answers
+//! 2026-07-28 clients statelessly and older clients (2025-11-25, 2025-06-18,
+//! 2025-03-26) that open with `initialize`; the examples need no code for
+//! that. See "Protocol revisions" in the top-level README.
 
 use std::net::SocketAddr;
 

@@ -1,8 +1,17 @@
 //! The built-in demo server of `toolwire serve`: one tool per idea of the
 //! protocol (plain text, structured output, progress and logs, confirmation
-//! through a multi round-trip request, sampling, roots), plus a resource and
-//! a prompt.
+//! through a multi round-trip request, sampling, roots, state behind a
+//! handle, a tool list that changes at run time), plus a resource and a
+//! prompt.
+//!
+//! `toggle_extras` adds the tool `extra_tool` when it is missing and removes
+//! it when it is there, for every client at once, so
+//! `notifications/tools/list_changed` can be watched from any client (a
+//! `subscriptions/listen` stream, or a legacy session's GET stream). It
+//! needs the running [`Server`], which exists only after `build`: use
+//! [`Demo::build`], which hands it over.
 
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -13,8 +22,8 @@ use toolwire::protocol::{
     SamplingMessage, TextContent, ToolAnnotations,
 };
 use toolwire::server::{
-    Handles, NoArgs, PromptBuilder, RateLimit, RequestContext, ResourceBuilder, ServerBuilder,
-    Structured, ToolBuilder, ToolError, text_contents,
+    Handles, NoArgs, PromptBuilder, RateLimit, RegistrationError, RequestContext, ResourceBuilder,
+    Server, ServerBuilder, Structured, ToolBuilder, ToolError, text_contents,
 };
 
 /// What `serve`'s switches change in the demo.
@@ -31,6 +40,9 @@ pub struct DemoOptions {
 
 /// The scope `delete_file` needs when the server authenticates.
 pub const DELETE_SCOPE: &str = "delete";
+
+/// The tool `toggle_extras` adds and removes.
+pub const EXTRA_TOOL: &str = "extra_tool";
 
 /// The URI of the demo's one resource.
 pub const ABOUT_URI: &str = "toolwire://demo/about";
@@ -365,13 +377,108 @@ fn basket_tools(baskets: &Handles<Basket>) -> Vec<ToolBuilder> {
     ]
 }
 
+/// What `toggle_extras` needs: the running server (set once it is built)
+/// and a lock, so that concurrent toggles each see the state the previous
+/// one left (two at once add then remove, never fail or add twice).
+///
+/// The server's tools hold this, and this holds the server: a cycle that
+/// lives as long as the process, which is how long the demo runs.
+#[derive(Default)]
+struct Extras {
+    server: OnceLock<Server>,
+    toggling: Mutex<()>,
+    rate_limit: Option<RateLimit>,
+}
+
+impl Extras {
+    /// Adds `extra_tool` when it is missing, removes it when it is there;
+    /// says which it did.
+    fn toggle(&self) -> Result<&'static str, ToolError> {
+        let server = self
+            .server
+            .get()
+            .ok_or_else(|| ToolError::new("the demo server is not running yet; try again"))?;
+        let _one_at_a_time = self
+            .toggling
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let present = server.tool_names().iter().any(|n| n == EXTRA_TOOL);
+        let failed =
+            |e: RegistrationError| ToolError::new(format!("cannot toggle {EXTRA_TOOL}: {e}"));
+        if present {
+            server.remove_tool(EXTRA_TOOL).map_err(failed)?;
+            Ok("extra_tool removed")
+        } else {
+            server.add_tool(self.extra_tool()).map_err(failed)?;
+            Ok("extra_tool added")
+        }
+    }
+
+    fn extra_tool(&self) -> ToolBuilder {
+        let tool = ToolBuilder::new(EXTRA_TOOL)
+            .description("An extra tool that toggle_extras adds and removes; returns a fixed text")
+            .annotations(ToolAnnotations {
+                idempotent_hint: Some(true),
+                ..read_only()
+            })
+            .handler(|_: NoArgs, _cx: RequestContext| async { "extra tool called" });
+        match self.rate_limit {
+            Some(limit) => tool.rate_limit(limit),
+            None => tool,
+        }
+    }
+}
+
+fn toggle_tool(extras: &Arc<Extras>) -> ToolBuilder {
+    let extras = Arc::clone(extras);
+    ToolBuilder::new("toggle_extras")
+        .description(
+            "Adds the tool extra_tool, or removes it when it is there, for every client \
+             (listeners get notifications/tools/list_changed)",
+        )
+        .annotations(ToolAnnotations {
+            read_only_hint: Some(false),
+            destructive_hint: Some(false),
+            idempotent_hint: Some(false),
+            open_world_hint: Some(false),
+            ..Default::default()
+        })
+        .handler(move |_: NoArgs, _cx: RequestContext| {
+            let toggled = extras.toggle();
+            async move { toggled }
+        })
+}
+
 const ABOUT: &str = "# The toolwire demo server\n\n\
 Tools: echo (text), stats (structured output), countdown (progress and logs), \
 delete_file (asks for confirmation), summarize (sampling), show_roots (roots), and a \
-shopping basket kept behind an explicit handle: create_basket, add_item, view_basket, checkout.\n";
+shopping basket kept behind an explicit handle: create_basket, add_item, view_basket, checkout; \
+and toggle_extras, which adds or removes extra_tool for everyone (watch list_changed).\n";
+
+/// The demo server before it is built: its builder, which `serve` may still
+/// configure, and what `toggle_extras` needs once the server exists.
+pub struct Demo {
+    /// The server's tools, resource and prompt.
+    pub builder: ServerBuilder,
+    extras: Arc<Extras>,
+}
+
+impl Demo {
+    /// Builds the server and hands it to `toggle_extras`.
+    pub fn build(self) -> Result<Server, RegistrationError> {
+        let server = self.builder.build()?;
+        // Only this call sets it: a Demo is built once.
+        let _ = self.extras.server.set(server.clone());
+        Ok(server)
+    }
+}
 
 /// The demo server's tools, resource and prompt.
-pub fn builder(options: &DemoOptions) -> ServerBuilder {
+pub fn demo(options: &DemoOptions) -> Demo {
+    let extras = Arc::new(Extras {
+        rate_limit: options.rate_limit,
+        ..Extras::default()
+    });
     let mut baskets = Handles::<Basket>::new("bsk", "basket").created_by("create_basket");
     if let Some(ttl) = options.handle_ttl {
         baskets = baskets.idle_timeout(ttl);
@@ -414,14 +521,16 @@ pub fn builder(options: &DemoOptions) -> ServerBuilder {
             .handler(show_roots),
     ];
     tools.extend(basket_tools(&baskets));
+    tools.push(toggle_tool(&extras));
     let mut builder = toolwire::server::Server::builder("toolwire-demo", env!("CARGO_PKG_VERSION"))
         .title("toolwire demo")
         .instructions(
-            "A demo of MCP 2026-07-28. echo repeats text; stats summarises numbers \
+            "A demo of MCP. echo repeats text; stats summarises numbers \
              (structured output); countdown reports progress; delete_file asks the user \
              to confirm (nothing is really deleted); summarize asks the client's model; \
              show_roots lists the client's roots; create_basket, add_item, view_basket and \
-             checkout keep a basket behind the basket_id handle.",
+             checkout keep a basket behind the basket_id handle; toggle_extras adds or \
+             removes extra_tool for every client, so the tool list changes.",
         )
         .resource(
             ResourceBuilder::new(ABOUT_URI, "about")
@@ -452,5 +561,5 @@ pub fn builder(options: &DemoOptions) -> ServerBuilder {
         }
         builder = builder.tool(tool);
     }
-    builder
+    Demo { builder, extras }
 }

@@ -24,8 +24,8 @@ impl Connection {
 }
 
 const OLDER_PROTOCOL: &str = "the server seems to speak an older MCP revision (with `initialize` \
-     and sessions); toolwire speaks 2026-07-28, which is stateless. Use a client for the \
-     server's revision, or upgrade the server";
+     and sessions); toolwire's client commands speak 2026-07-28 only, which is stateless. \
+     Use a client for the server's revision, or upgrade the server";
 
 /// Explains a client error: exit code, message and the next step.
 async fn from_client(
@@ -160,13 +160,13 @@ fn version_hint(theirs: &[String]) -> String {
     let older = theirs.iter().all(|v| v.as_str() < LATEST_PROTOCOL_VERSION);
     if !theirs.is_empty() && older {
         format!(
-            "the server speaks an older MCP revision ({}); toolwire speaks {LATEST_PROTOCOL_VERSION} \
-             only. Upgrade the server, or use a client for its revision",
+            "the server speaks an older MCP revision ({}); toolwire's client commands speak \
+             {LATEST_PROTOCOL_VERSION} only. Upgrade the server, or use a client for its revision",
             theirs.join(", ")
         )
     } else {
         format!(
-            "toolwire speaks {LATEST_PROTOCOL_VERSION} only; upgrade toolwire if the server is newer"
+            "toolwire's client commands speak {LATEST_PROTOCOL_VERSION} only; upgrade toolwire if the server is newer"
         )
     }
 }

@@ -1,5 +1,6 @@
-//! The `toolwire` program: serve a demo MCP server, and discover, list, call,
-//! read and prompt any MCP (2026-07-28) server over HTTP or stdio.
+//! The `toolwire` program: serve a demo MCP server (to 2026-07-28 clients and
+//! to older ones that open with `initialize`), and discover, list, call, read
+//! and prompt any MCP (2026-07-28) server over HTTP or stdio.
 
 mod commands;
 mod connect;

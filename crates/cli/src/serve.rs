@@ -24,7 +24,12 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:8931";
     toolwire serve                          # http://127.0.0.1:8931/mcp\n  \
     toolwire serve --http 127.0.0.1:0       # any free port (printed on stderr)\n  \
     toolwire serve --stdio                  # for `toolwire list -- toolwire serve --stdio`\n  \
-    toolwire serve --token s3cret-token:delete --rate-limit 10/60 --handle-ttl 300\n\n\
+    toolwire serve --token s3cret-token:delete --rate-limit 10/60 --handle-ttl 300\n  \
+    toolwire serve --session-idle-timeout 600 --max-sessions 100\n\n\
+    Protocol revisions: 2026-07-28 clients are served statelessly (per-request _meta);\n\
+    2025-11-25, 2025-06-18 and 2025-03-26 clients that open with `initialize` are served\n\
+    too, on the same endpoint (over HTTP in a session named by Mcp-Session-Id; over\n\
+    stdio the process serves that client's revision from then on).\n\n\
     Logs go to stderr; RUST_LOG filters them (default: info).\n\
     TOOLWIRE_STATE_KEYS: comma-separated 32-byte keys (base64 or hex) that seal\n\
     requestState, shared by several instances behind one endpoint (default: a\n\
@@ -69,6 +74,19 @@ pub struct ServeArgs {
     /// seconds without use. [default: 1800]
     #[arg(long, value_name = "SECS", value_parser = parse_ttl)]
     handle_ttl: Option<Duration>,
+
+    /// End a legacy client's HTTP session (one opened by `initialize`, named
+    /// by Mcp-Session-Id) after SECS whole seconds without a request;
+    /// 1 to 2592000 (30 days). HTTP only: ignored with --stdio.
+    /// [default: 1800]
+    #[arg(long, value_name = "SECS", value_parser = parse_session_idle_timeout)]
+    session_idle_timeout: Option<Duration>,
+
+    /// Allow at most N legacy HTTP sessions open at once (at least 1); the
+    /// next `initialize` gets HTTP 503 until one ends. HTTP only: ignored
+    /// with --stdio. [default: 10000]
+    #[arg(long, value_name = "N", value_parser = parse_max_sessions)]
+    max_sessions: Option<usize>,
 }
 
 fn parse_token(text: &str) -> Result<(String, Vec<String>), String> {
@@ -114,24 +132,61 @@ fn parse_ttl(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// Longest `--session-idle-timeout`: 30 days.
+const MAX_SESSION_IDLE_SECS: u64 = 30 * 86_400;
+
+fn parse_session_idle_timeout(text: &str) -> Result<Duration, String> {
+    let seconds: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a whole number of seconds, e.g. 1800"))?;
+    if !(1..=MAX_SESSION_IDLE_SECS).contains(&seconds) {
+        return Err(format!(
+            "the session idle timeout must be between 1 and {MAX_SESSION_IDLE_SECS} seconds (30 days)"
+        ));
+    }
+    Ok(Duration::from_secs(seconds))
+}
+
+fn parse_max_sessions(text: &str) -> Result<usize, String> {
+    let sessions: usize = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a whole number of sessions, e.g. 10000"))?;
+    if sessions == 0 {
+        return Err(
+            "must be at least 1 (0 would refuse every client that opens with `initialize`)".into(),
+        );
+    }
+    Ok(sessions)
+}
+
 pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let options = DemoOptions {
         rate_limit: args.rate_limit,
         handle_ttl: args.handle_ttl,
         scopes: !args.tokens.is_empty(),
     };
-    let mut builder = crate::demo::builder(&options)
+    let mut demo = crate::demo::demo(&options);
+    demo.builder = demo
+        .builder
         .state_keys_from_env(STATE_KEYS_ENV)
         .map_err(Failure::usage)?;
     if std::env::var_os(STATE_KEYS_ENV).is_none() {
         // One process: a fresh key is right (requestState dies with it).
-        builder = builder.state_key(StateKey::random());
+        demo.builder = demo.builder.state_key(StateKey::random());
     }
-    let server = builder
+    let server = demo
         .build()
         .map_err(|e| Failure::protocol(format!("the demo server does not build: {e}")))?;
     let shutdown = shutdown_signal();
     if args.stdio {
+        if args.session_idle_timeout.is_some() || args.max_sessions.is_some() {
+            tracing::warn!(
+                "--session-idle-timeout and --max-sessions apply to HTTP sessions only; \
+                 ignored with --stdio"
+            );
+        }
         tracing::info!("serving the demo MCP server on stdio");
         tokio::select! {
             served = toolwire::server::stdio::serve_stdio(server) => {
@@ -146,7 +201,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             .await
             .map_err(|e| bind_failure(wanted, e))?;
         let addr = listener.local_addr().map_err(|e| bind_failure(wanted, e))?;
-        let mut config = HttpConfig::new();
+        let mut config = with_session_limits(HttpConfig::new(), &args);
         if !args.tokens.is_empty() {
             config = config.auth(auth_config(addr, &args.tokens)?);
         }
@@ -180,6 +235,17 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         eprintln!("toolwire: stopped");
         Ok(())
     }
+}
+
+/// `--session-idle-timeout` and `--max-sessions`, when given.
+fn with_session_limits(mut config: HttpConfig, args: &ServeArgs) -> HttpConfig {
+    if let Some(timeout) = args.session_idle_timeout {
+        config = config.session_idle_timeout(timeout);
+    }
+    if let Some(sessions) = args.max_sessions {
+        config = config.max_sessions(sessions);
+    }
+    config
 }
 
 /// Bearer tokens as principals `token-1`, `token-2`, ... (the token itself
@@ -269,5 +335,71 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
             let _ = tokio::signal::ctrl_c().await;
             tracing::info!("shutting down");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use toolwire::server::http::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    fn config(words: &[&str]) -> HttpConfig {
+        let parsed = Serve::try_parse_from(std::iter::once("serve").chain(words.iter().copied()))
+            .expect("the flags parse");
+        with_session_limits(HttpConfig::new(), &parsed.args)
+    }
+
+    #[test]
+    fn session_flags_reach_the_http_config() {
+        let given = config(&["--session-idle-timeout", "600", "--max-sessions", "5"]);
+        assert_eq!(given.get_session_idle_timeout(), Duration::from_secs(600));
+        assert_eq!(given.get_max_sessions(), 5);
+
+        let defaults = config(&[]);
+        assert_eq!(
+            defaults.get_session_idle_timeout(),
+            DEFAULT_SESSION_IDLE_TIMEOUT
+        );
+        assert_eq!(defaults.get_max_sessions(), DEFAULT_MAX_SESSIONS);
+    }
+
+    #[test]
+    fn session_flag_values() {
+        assert_eq!(parse_session_idle_timeout("1"), Ok(Duration::from_secs(1)));
+        assert_eq!(
+            parse_session_idle_timeout(" 2592000 "),
+            Ok(Duration::from_secs(2_592_000))
+        );
+        let out_of_range = Err(
+            "the session idle timeout must be between 1 and 2592000 seconds (30 days)".to_owned(),
+        );
+        assert_eq!(parse_session_idle_timeout("0"), out_of_range);
+        assert_eq!(parse_session_idle_timeout("2592001"), out_of_range);
+        assert_eq!(
+            parse_session_idle_timeout("-1"),
+            Err("\"-1\" is not a whole number of seconds, e.g. 1800".to_owned())
+        );
+
+        assert_eq!(parse_max_sessions("1"), Ok(1));
+        assert_eq!(parse_max_sessions("10000"), Ok(10_000));
+        assert_eq!(
+            parse_max_sessions("0"),
+            Err(
+                "must be at least 1 (0 would refuse every client that opens with `initialize`)"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            parse_max_sessions("1e4"),
+            Err("\"1e4\" is not a whole number of sessions, e.g. 10000".to_owned())
+        );
     }
 }

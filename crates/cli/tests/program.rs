@@ -55,8 +55,20 @@ fn help_lists_every_command_and_each_command_has_help() {
         "--token",
         "--rate-limit",
         "--handle-ttl",
+        "--session-idle-timeout <SECS>",
+        "--max-sessions <N>",
     ] {
         assert!(serve.contains(flag), "serve --help lacks {flag}:\n{serve}");
+    }
+    for text in [
+        "HTTP only: ignored with --stdio. [default: 1800]",
+        "HTTP only: ignored with --stdio. [default: 10000]",
+        "2025-11-25, 2025-06-18 and 2025-03-26 clients that open with `initialize`",
+    ] {
+        assert!(
+            serve.contains(text),
+            "serve --help lacks {text:?}:\n{serve}"
+        );
     }
     let version = toolwire(&["--version"], "");
     version.expect_code(0);
@@ -159,4 +171,117 @@ fn serve_over_stdio_writes_only_mcp_on_stdout() {
     let reply: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
     assert_eq!(reply["id"], 1);
     assert_eq!(reply["result"]["tools"][0]["name"], "echo");
+}
+
+#[test]
+fn session_flags_refuse_zero_and_non_numbers() {
+    for (args, message) in [
+        (
+            ["--max-sessions", "0"],
+            "error: invalid value '0' for '--max-sessions <N>': must be at least 1 \
+             (0 would refuse every client that opens with `initialize`)\n",
+        ),
+        (
+            ["--max-sessions", "many"],
+            "error: invalid value 'many' for '--max-sessions <N>': \
+             \"many\" is not a whole number of sessions, e.g. 10000\n",
+        ),
+        (
+            ["--max-sessions", "10k"],
+            "error: invalid value '10k' for '--max-sessions <N>': \
+             \"10k\" is not a whole number of sessions, e.g. 10000\n",
+        ),
+        (
+            ["--session-idle-timeout", "0"],
+            "error: invalid value '0' for '--session-idle-timeout <SECS>': \
+             the session idle timeout must be between 1 and 2592000 seconds (30 days)\n",
+        ),
+        (
+            ["--session-idle-timeout", "2592001"],
+            "error: invalid value '2592001' for '--session-idle-timeout <SECS>': \
+             the session idle timeout must be between 1 and 2592000 seconds (30 days)\n",
+        ),
+        (
+            ["--session-idle-timeout", "1.5"],
+            "error: invalid value '1.5' for '--session-idle-timeout <SECS>': \
+             \"1.5\" is not a whole number of seconds, e.g. 1800\n",
+        ),
+    ] {
+        let mut all = vec!["serve"];
+        all.extend(args);
+        let ran = toolwire(&all, "");
+        ran.expect_code(2);
+        assert_eq!(ran.stdout, "");
+        assert!(
+            ran.stderr.starts_with(message),
+            "{args:?}: expected {message:?}, got:\n{}",
+            ran.stderr
+        );
+    }
+}
+
+#[test]
+fn session_flags_parse_and_the_server_serves() {
+    let server = Served::start(&["--session-idle-timeout", "600", "--max-sessions", "5"]);
+    let ran = toolwire(&["call", &server.url, "echo", "text=hi", "--yes"], "");
+    ran.expect_code(0);
+    assert_eq!(ran.stdout, "hi\n");
+    // The largest values accepted.
+    let server = Served::start(&["--session-idle-timeout=2592000", "--max-sessions=1"]);
+    toolwire(&["list", &server.url], "").expect_code(0);
+}
+
+#[test]
+fn session_flags_are_ignored_with_stdio_and_say_so() {
+    use std::io::{Read, Write};
+    let mut child = Command::new(bin())
+        .args([
+            "serve",
+            "--stdio",
+            "--session-idle-timeout",
+            "60",
+            "--max-sessions",
+            "2",
+        ])
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let request = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"still here"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{request}").unwrap();
+    }
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = String::new();
+        let mut err = String::new();
+        let _ = stdout.read_to_string(&mut out);
+        let _ = stderr.read_to_string(&mut err);
+        let _ = tx.send((out, err));
+    });
+    let (out, err) = match rx.recv_timeout(std::time::Duration::from_secs(30)) {
+        Ok(both) => both,
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve --stdio did not finish after stdin closed");
+        }
+    };
+    let _ = child.wait();
+    let reply: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        reply["result"]["content"],
+        serde_json::json!([{"type": "text", "text": "still here"}])
+    );
+    assert!(
+        err.contains(
+            "--session-idle-timeout and --max-sessions apply to HTTP sessions only; ignored with --stdio"
+        ),
+        "{err}"
+    );
 }
