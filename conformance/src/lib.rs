@@ -603,9 +603,9 @@ fn legacy_tools() -> Vec<ToolBuilder> {
                     "test_reconnection: closing the stream",
                 )
                 .await;
-                // TODO(legacy): cx.close_stream();  (RequestContext::close_stream does not
-                // exist yet: it ends this HTTP SSE connection so the client resumes with
-                // Last-Event-ID and reads the result below on the new connection.)
+                // Ends this HTTP connection: the client resumes with
+                // Last-Event-ID and reads the result on the new one.
+                cx.close_stream();
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 "Reconnection test completed"
             }),

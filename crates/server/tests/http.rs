@@ -380,7 +380,7 @@ fn parse_sse(text: &str) -> Vec<Value> {
 // Methods, Accept, Content-Type, framing
 
 #[tokio::test]
-async fn get_and_delete_are_405() {
+async fn get_and_delete_without_a_session_are_405() {
     let h = Harness::start().await;
     for method in [
         reqwest::Method::GET,
@@ -391,7 +391,6 @@ async fn get_and_delete_are_405() {
             .client
             .request(method.clone(), &h.url)
             .header("Accept", "text/event-stream")
-            .header("Mcp-Session-Id", "abc")
             .send()
             .await
             .unwrap();

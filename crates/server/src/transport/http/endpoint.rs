@@ -15,19 +15,25 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{ErrorObject, Message, Request};
 
-use super::config::{HttpConfig, OUTBOX_CAPACITY};
-use super::headers::{accepts_json_and_sse, check_headers, is_json_content_type, quote};
+use super::config::{HttpConfig, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, OUTBOX_CAPACITY};
+use super::headers::{
+    accepts_json_and_sse, accepts_sse, check_headers, is_json_content_type, quote,
+};
 use super::reply::{empty, error_reply, json_body, json_reply};
+use super::sessions::SessionTable;
 use super::sse::{Next, SseStream, sse_event, sse_reply};
 use crate::context::{Outbox, Principal, RequestEnv, response_streams};
 use crate::dispatch::Reply;
 use crate::security::audit::{self, Denial};
 use crate::server::Server;
 use crate::store::rate_limit::retry_secs;
+use crate::transport::legacy::{is_modern, opens_session};
 
 pub(super) struct Endpoint {
     pub(super) server: Server,
     pub(super) config: HttpConfig,
+    /// Legacy (2025-11-25) sessions.
+    pub(super) sessions: SessionTable,
 }
 
 pub(super) async fn handle(
@@ -45,12 +51,19 @@ pub(super) async fn handle(
     if let Err(refusal) = endpoint.admit(&mut parts).await {
         return refusal;
     }
+    let session_id = parts
+        .headers
+        .get(MCP_SESSION_ID)
+        .map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned());
     if parts.method != Method::POST {
-        let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
-        response
-            .headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("POST"));
-        return response;
+        return match (&parts.method, session_id) {
+            (&Method::GET, Some(id)) => endpoint.get_stream(&mut parts, &id),
+            (&Method::DELETE, Some(id)) => {
+                let principal = parts.extensions.remove::<Principal>().unwrap_or_default();
+                endpoint.legacy_delete(&id, &principal)
+            }
+            _ => method_not_allowed(),
+        };
     }
     if !accepts_json_and_sse(&parts.headers) {
         return error_reply(
@@ -91,12 +104,34 @@ pub(super) async fn handle(
         }
     };
     drop(bytes);
+    let principal = parts.extensions.remove::<Principal>().unwrap_or_default();
+    if let Some(id) = session_id.filter(|_| !is_modern_message(&message)) {
+        return match endpoint.session(&parts.headers, &id, &principal) {
+            Ok(session) => endpoint.legacy_message(session, message, principal).await,
+            Err(refusal) => refusal,
+        };
+    }
     match message {
+        Message::Request(request) if opens_session(&request) => {
+            if endpoint.server.config().legacy_versions.is_empty() {
+                let error = endpoint.server.refuse_initialize();
+                return error_reply(StatusCode::BAD_REQUEST, Some(request.id), error);
+            }
+            endpoint.initialize(request, &principal)
+        }
+        Message::Request(request) if looks_legacy(&parts.headers, &request) => error_reply(
+            StatusCode::BAD_REQUEST,
+            Some(request.id),
+            ErrorObject::invalid_request(
+                "Invalid request: this request has no Mcp-Session-Id; a 2025-11-25 client sends \
+                 initialize first and then the session id it got, a 2026-07-28 client puts \
+                 _meta (io.modelcontextprotocol/protocolVersion, clientCapabilities) on every request",
+            ),
+        ),
         Message::Request(request) => {
             if let Err(error) = check_headers(&endpoint.server, &parts.headers, &request) {
                 return error_reply(StatusCode::BAD_REQUEST, Some(request.id), error);
             }
-            let principal = parts.extensions.remove::<Principal>().unwrap_or_default();
             endpoint.dispatch(request, principal).await
         }
         Message::Notification(_) => empty(StatusCode::ACCEPTED),
@@ -110,7 +145,52 @@ pub(super) async fn handle(
     }
 }
 
+fn method_not_allowed() -> Response {
+    let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
+/// True for a request served statelessly whatever headers come with it.
+fn is_modern_message(message: &Message) -> bool {
+    matches!(message, Message::Request(request) if is_modern(request))
+}
+
+/// A request without modern `_meta` and without a 2026-07-28
+/// `MCP-Protocol-Version`: a legacy client that lost (or never had) its session.
+fn looks_legacy(headers: &HeaderMap, request: &Request) -> bool {
+    if is_modern(request) {
+        return false;
+    }
+    match headers
+        .get(MCP_PROTOCOL_VERSION)
+        .and_then(|v| v.to_str().ok())
+    {
+        None => true,
+        Some(version) => toolwire_protocol::is_legacy_version(version.trim()),
+    }
+}
+
 impl Endpoint {
+    /// `GET` with a session id: the session's standalone stream, or a resumed one.
+    fn get_stream(&self, parts: &mut http::request::Parts, id: &str) -> Response {
+        let principal = parts.extensions.remove::<Principal>().unwrap_or_default();
+        let session = match self.session(&parts.headers, id, &principal) {
+            Ok(session) => session,
+            Err(refusal) => return refusal,
+        };
+        if !accepts_sse(&parts.headers) {
+            return error_reply(
+                StatusCode::NOT_ACCEPTABLE,
+                None,
+                ErrorObject::invalid_request("the Accept header must list text/event-stream"),
+            );
+        }
+        self.legacy_get(session, &parts.headers)
+    }
+
     /// Authenticates the request (when auth is on: the principal goes into
     /// its extensions) and applies the request limit (when on).
     pub(super) async fn admit(&self, parts: &mut http::request::Parts) -> Result<(), Response> {

@@ -156,6 +156,17 @@ pub(super) fn quote(text: &str) -> String {
 }
 
 pub(super) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let (json, sse) = accepted(headers);
+    json && sse
+}
+
+/// True when `Accept` lists `text/event-stream` (a legacy `GET`).
+pub(super) fn accepts_sse(headers: &HeaderMap) -> bool {
+    accepted(headers).1
+}
+
+/// Whether `Accept` lists `application/json` and `text/event-stream`.
+fn accepted(headers: &HeaderMap) -> (bool, bool) {
     let (mut json, mut sse) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
         let Ok(value) = value.to_str() else {
@@ -177,7 +188,7 @@ pub(super) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
             sse |= media.eq_ignore_ascii_case("text/event-stream");
         }
     }
-    json && sse
+    (json, sse)
 }
 
 pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {

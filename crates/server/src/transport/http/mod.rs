@@ -64,8 +64,11 @@
 mod accept;
 mod config;
 mod endpoint;
+mod event_log;
 mod headers;
+mod legacy;
 mod reply;
+mod sessions;
 mod sse;
 
 use std::future::Future;
@@ -87,6 +90,7 @@ pub use self::config::{
     HttpConfig, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
 };
 use self::endpoint::{Endpoint, handle};
+pub use self::sessions::SessionTable;
 
 /// The MCP endpoint as an axum [`Router`] serving `config`'s path (default
 /// `/mcp`); merge or nest it into an app.
@@ -98,6 +102,11 @@ use self::endpoint::{Endpoint, handle};
 /// # drop(app);
 /// ```
 pub fn router(server: Server, config: HttpConfig) -> Router {
+    let sessions = SessionTable::for_config(&config);
+    router_with(server, config, sessions)
+}
+
+fn router_with(server: Server, config: HttpConfig, sessions: SessionTable) -> Router {
     let path = config.path.clone();
     let mut router = Router::new().route(&path, any(handle));
     if let Some(auth) = &config.auth {
@@ -109,7 +118,11 @@ pub fn router(server: Server, config: HttpConfig) -> Router {
         }
         router = router.route(auth.metadata_path(), auth.metadata_route());
     }
-    let endpoint = Arc::new(Endpoint { server, config });
+    let endpoint = Arc::new(Endpoint {
+        server,
+        config,
+        sessions,
+    });
     router.with_state(endpoint)
 }
 
@@ -151,6 +164,7 @@ pub struct HttpServer {
     local_addr: SocketAddr,
     server: Server,
     router: Router,
+    sessions: SessionTable,
     header_read_timeout: Duration,
 }
 
@@ -184,13 +198,20 @@ impl HttpServer {
         config: HttpConfig,
     ) -> io::Result<HttpServer> {
         let local_addr = listener.local_addr()?;
+        let sessions = SessionTable::for_config(&config);
         Ok(HttpServer {
             listener,
             local_addr,
             header_read_timeout: config.header_read_timeout,
-            router: router(server.clone(), config),
+            router: router_with(server.clone(), config, sessions.clone()),
+            sessions,
             server,
         })
+    }
+
+    /// The legacy (2025-11-25) sessions open on this endpoint.
+    pub fn sessions(&self) -> &SessionTable {
+        &self.sessions
     }
 
     /// The address actually bound.
@@ -211,9 +232,11 @@ impl HttpServer {
         F: Future<Output = ()> + Send + 'static,
     {
         let server = self.server;
+        let sessions = self.sessions;
         let shutdown = async move {
             shutdown.await;
             server.shutdown();
+            sessions.end_all();
         };
         let connections = Connections {
             router: self.router,

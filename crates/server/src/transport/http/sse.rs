@@ -89,7 +89,14 @@ impl SseStream {
 }
 
 pub(super) fn sse_reply(stream: SseStream) -> Response {
-    let body = Body::from_stream(futures::stream::unfold(stream, SseStream::next_chunk));
+    sse_response(Body::from_stream(futures::stream::unfold(
+        stream,
+        SseStream::next_chunk,
+    )))
+}
+
+/// A `text/event-stream` response with `body`, never cached or buffered.
+pub(super) fn sse_response(body: Body) -> Response {
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(

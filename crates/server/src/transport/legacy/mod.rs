@@ -8,7 +8,7 @@ mod peer;
 mod session;
 
 pub(crate) use changes::forward_changes;
-pub(crate) use session::{LegacySession, to_legacy};
+pub(crate) use session::LegacySession;
 
 use serde_json::Value;
 use toolwire_protocol::{Request, keys};

@@ -85,11 +85,6 @@ impl LegacySession {
         &self.version
     }
 
-    /// The server this session serves.
-    pub(crate) fn server(&self) -> &Server {
-        &self.server
-    }
-
     /// The URIs the client subscribed to with `resources/subscribe`.
     pub(crate) fn subscriptions(&self) -> watch::Receiver<HashSet<String>> {
         self.subscribed.subscribe()

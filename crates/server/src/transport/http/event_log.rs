@@ -1,0 +1,341 @@
+//! The resumable SSE streams of legacy sessions: every message of a stream
+//! is kept (up to a bound) under an event id `<stream>-<seq>`, so that a
+//! client that lost its connection, or was asked to reconnect (SSE polling,
+//! SEP-1699), resumes with `Last-Event-ID` and misses nothing.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use toolwire_protocol::Message;
+
+use crate::context::MessageSink;
+use crate::context::encode::encode_message;
+
+/// How long a client waits before reconnecting to a closed stream (the
+/// SSE `retry` field of the priming event), in milliseconds.
+pub(super) const RETRY_MS: u64 = 1000;
+
+/// One stream's events, oldest first.
+#[derive(Debug)]
+pub(super) struct EventLog {
+    stream: u64,
+    capacity: usize,
+    state: Mutex<LogState>,
+    /// Bumped on every change, so readers wake.
+    version: watch::Sender<u64>,
+}
+
+#[derive(Debug, Default)]
+struct LogState {
+    /// The sequence number of the last event pushed (events start at 1).
+    last_seq: u64,
+    events: VecDeque<(u64, Bytes)>,
+    /// The final response is in: readers end after it.
+    finished: bool,
+    /// Bumped by `close_stream`: readers of an older connection end.
+    connection: u64,
+    /// A response that came before any other message, kept apart: it is
+    /// sent as plain JSON.
+    only_response: Option<Message>,
+}
+
+/// What a reader gets next.
+pub(super) enum Read {
+    Event(u64, Bytes),
+    /// Nothing more will come on this connection.
+    End,
+    /// Nothing yet.
+    Wait,
+}
+
+/// How a request's stream began, for choosing JSON or SSE.
+pub(super) enum Opening {
+    /// The request finished before sending anything else: its response alone.
+    OnlyResponse(Message),
+    /// Something came before the response: stream it.
+    Streaming,
+}
+
+impl EventLog {
+    pub(super) fn new(stream: u64, capacity: usize) -> Arc<EventLog> {
+        Arc::new(EventLog {
+            stream,
+            capacity: capacity.max(1),
+            state: Mutex::default(),
+            version: watch::Sender::new(0),
+        })
+    }
+
+    /// The stream number (the part of event ids before the `-`).
+    pub(super) fn stream(&self) -> u64 {
+        self.stream
+    }
+
+    /// Appends a message as the next event.
+    pub(super) fn push(&self, message: &Message) {
+        self.append(message, false);
+    }
+
+    /// Appends the final response; readers end after it. A response that
+    /// comes before anything else is kept apart for [`EventLog::opening`].
+    pub(super) fn finish(&self, message: Message) {
+        {
+            let mut state = self.lock();
+            if state.last_seq == 0 && !state.finished {
+                state.only_response = Some(message);
+                state.finished = true;
+                drop(state);
+                self.bump();
+                return;
+            }
+        }
+        self.append(&message, true);
+    }
+
+    /// Ends the log without a response (the request was cancelled).
+    pub(super) fn abandon(&self) {
+        self.lock().finished = true;
+        self.bump();
+    }
+
+    /// The sequence number of the newest event (0 before the first).
+    pub(super) fn last_seq(&self) -> u64 {
+        self.lock().last_seq
+    }
+
+    /// True once the final response (or the cancellation) is in.
+    pub(super) fn is_finished(&self) -> bool {
+        self.lock().finished
+    }
+
+    fn append(&self, message: &Message, last: bool) {
+        let mut state = self.lock();
+        if state.finished {
+            return;
+        }
+        state.last_seq += 1;
+        let seq = state.last_seq;
+        let mut bytes = Vec::with_capacity(256);
+        bytes.extend_from_slice(format!("id: {}-{seq}\ndata: ", self.stream).as_bytes());
+        encode_message(&mut bytes, message);
+        bytes.extend_from_slice(b"\n\n");
+        state.events.push_back((seq, Bytes::from(bytes)));
+        while state.events.len() > self.capacity {
+            state.events.pop_front();
+        }
+        state.finished = last;
+        drop(state);
+        self.bump();
+    }
+
+    /// Waits until the request either answered with nothing before its
+    /// response, or sent something else first.
+    pub(super) async fn opening(&self) -> Opening {
+        let mut version = self.version.subscribe();
+        loop {
+            {
+                let mut state = self.lock();
+                if let Some(message) = state.only_response.take() {
+                    return Opening::OnlyResponse(message);
+                }
+                if state.last_seq > 0 || state.finished {
+                    return Opening::Streaming;
+                }
+            }
+            if version.changed().await.is_err() {
+                return Opening::Streaming;
+            }
+        }
+    }
+
+    /// The SSE body of one connection reading this log after event `after`
+    /// (0: from the start), led by a priming event when `prime` is set.
+    pub(super) fn reader(
+        self: &Arc<Self>,
+        after: u64,
+        prime: bool,
+        keep_alive: Option<Duration>,
+        stop: CancellationToken,
+        guard: Option<Box<dyn Send + Sync>>,
+    ) -> impl futures::Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
+        let connection = self.lock().connection;
+        let priming = prime.then(|| {
+            Bytes::from(format!(
+                "id: {}-{after}\nretry: {RETRY_MS}\ndata: \n\n",
+                self.stream
+            ))
+        });
+        let reader = Reader {
+            log: Arc::clone(self),
+            cursor: after,
+            connection,
+            version: self.version.subscribe(),
+            priming,
+            keep_alive,
+            stop,
+            _guard: guard,
+        };
+        futures::stream::unfold(reader, Reader::next_chunk)
+    }
+
+    fn read(&self, cursor: u64, connection: u64) -> Read {
+        let state = self.lock();
+        if state.connection != connection {
+            return Read::End;
+        }
+        if let Some((seq, event)) = state.events.iter().find(|(seq, _)| *seq > cursor) {
+            return Read::Event(*seq, event.clone());
+        }
+        if state.finished {
+            Read::End
+        } else {
+            Read::Wait
+        }
+    }
+
+    fn bump(&self) {
+        self.version.send_modify(|v| *v += 1);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LogState> {
+        self.state.lock().expect("event log lock")
+    }
+}
+
+impl MessageSink for EventLog {
+    fn send(&self, message: Message) {
+        self.push(&message);
+    }
+
+    fn close_stream(&self) {
+        self.lock().connection += 1;
+        self.bump();
+    }
+}
+
+/// One connection reading a log.
+struct Reader {
+    log: Arc<EventLog>,
+    cursor: u64,
+    connection: u64,
+    version: watch::Receiver<u64>,
+    priming: Option<Bytes>,
+    keep_alive: Option<Duration>,
+    /// Ends the connection (the session ended).
+    stop: CancellationToken,
+    /// Held while the connection is open (e.g. marks the standalone stream taken).
+    _guard: Option<Box<dyn Send + Sync>>,
+}
+
+impl Reader {
+    async fn next_chunk(mut self) -> Option<(Result<Bytes, Infallible>, Reader)> {
+        if let Some(priming) = self.priming.take() {
+            return Some((Ok(priming), self));
+        }
+        loop {
+            // Marked seen before reading, so a push in between wakes us.
+            self.version.borrow_and_update();
+            match self.log.read(self.cursor, self.connection) {
+                Read::Event(seq, event) => {
+                    self.cursor = seq;
+                    return Some((Ok(event), self));
+                }
+                Read::End => return None,
+                Read::Wait => {}
+            }
+            let waited = tokio::select! {
+                biased;
+                () = self.stop.cancelled() => return None,
+                waited = wait(&mut self.version, self.keep_alive) => waited,
+            };
+            match waited {
+                Waited::Changed => {}
+                Waited::Closed => return None,
+                Waited::Quiet => return Some((Ok(Bytes::from_static(b":\n\n")), self)),
+            }
+        }
+    }
+}
+
+enum Waited {
+    Changed,
+    Closed,
+    /// The keep-alive interval passed with nothing new.
+    Quiet,
+}
+
+async fn wait(version: &mut watch::Receiver<u64>, keep_alive: Option<Duration>) -> Waited {
+    let changed = version.changed();
+    let outcome = match keep_alive {
+        Some(interval) => match tokio::time::timeout(interval, changed).await {
+            Ok(outcome) => outcome,
+            Err(_) => return Waited::Quiet,
+        },
+        None => changed.await,
+    };
+    match outcome {
+        Ok(()) => Waited::Changed,
+        Err(_) => Waited::Closed,
+    }
+}
+
+/// `<stream>-<seq>` from a `Last-Event-ID` header.
+pub(super) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+    let (stream, seq) = id.trim().split_once('-')?;
+    Some((stream.parse().ok()?, seq.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+    use toolwire_protocol::Notification;
+
+    fn note(n: i64) -> Message {
+        Message::Notification(Notification::new(format!("n{n}"), None))
+    }
+
+    #[tokio::test]
+    async fn a_reader_resumes_after_the_last_event_it_saw_and_ends_with_the_log() {
+        let log = EventLog::new(3, 8);
+        log.push(&note(1));
+        log.push(&note(2));
+        log.abandon();
+        let chunks: Vec<Bytes> = log
+            .reader(1, false, None, CancellationToken::new(), None)
+            .map(|c| c.unwrap())
+            .collect()
+            .await;
+        assert_eq!(
+            chunks,
+            [Bytes::from_static(
+                b"id: 3-2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n2\"}\n\n"
+            )]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_log_keeps_only_its_capacity_and_close_stream_ends_readers() {
+        let log = EventLog::new(1, 2);
+        for n in 1..=5 {
+            log.push(&note(n));
+        }
+        let mut reader = Box::pin(log.reader(0, true, None, CancellationToken::new(), None));
+        assert_eq!(
+            reader.next().await.unwrap().unwrap(),
+            Bytes::from_static(b"id: 1-0\nretry: 1000\ndata: \n\n")
+        );
+        let first = reader.next().await.unwrap().unwrap();
+        assert!(first.starts_with(b"id: 1-4\n"), "{first:?}");
+        let _ = reader.next().await;
+        log.close_stream();
+        assert!(reader.next().await.is_none());
+        assert_eq!(parse_event_id(" 1-4 "), Some((1, 4)));
+        assert_eq!(parse_event_id("x"), None);
+    }
+}

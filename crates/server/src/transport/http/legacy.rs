@@ -1,0 +1,255 @@
+//! The legacy (2025-11-25 and earlier) side of the endpoint: `initialize`
+//! opens a session, later POSTs carry its `Mcp-Session-Id`, `GET` opens its
+//! standalone stream (or resumes one with `Last-Event-ID`), `DELETE` ends it.
+//!
+//! A request is run in its own task and writes to its own resumable stream:
+//! a response that comes alone is sent as plain JSON; anything before it
+//! (progress, logs, a request to the client) makes the reply an SSE stream,
+//! led by a priming event with a `retry` field. A client that drops that
+//! connection does not cancel the request (2025-11-25): it may come back
+//! with `Last-Event-ID`.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::Response;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use serde_json::Value;
+use toolwire_protocol::{ErrorObject, Message, Notification, Request, RequestId, ResultResponse};
+
+use super::config::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use super::endpoint::Endpoint;
+use super::event_log::{EventLog, Opening, parse_event_id};
+use super::reply::{empty, error_reply, json_body};
+use super::sessions::{HttpSession, TableFull};
+use super::sse::sse_response;
+use crate::context::encode::encode_message;
+use crate::context::{Outbox, Principal, RequestEnv};
+use crate::transport::legacy::{LegacySession, forward_changes};
+
+impl Endpoint {
+    /// `initialize`: opens a session and answers with its id.
+    pub(super) fn initialize(&self, request: Request, principal: &Principal) -> Response {
+        let (legacy, result) = match LegacySession::open(&self.server, request.params) {
+            Ok(opened) => opened,
+            Err(error) => return error_reply(StatusCode::BAD_REQUEST, Some(request.id), error),
+        };
+        let session = match self.sessions.open(legacy, principal) {
+            Ok(session) => session,
+            Err(TableFull(max)) => {
+                let error = ErrorObject::new(
+                    -32000,
+                    format!(
+                        "Server busy: it holds its limit of {max} sessions; try again later \
+                         (sessions end after an idle timeout or with DELETE)"
+                    ),
+                );
+                return error_reply(StatusCode::SERVICE_UNAVAILABLE, Some(request.id), error);
+            }
+        };
+        let result = match serde_json::to_value(result) {
+            Ok(Value::Object(result)) => result,
+            _ => Default::default(),
+        };
+        let mut response = legacy_json(&Message::Result(ResultResponse::new(request.id, result)));
+        let id = HeaderValue::from_str(&session.id).expect("hex is a valid header value");
+        response.headers_mut().insert(MCP_SESSION_ID, id);
+        response
+    }
+
+    /// The session a request names, or the response refusing it: 404 when
+    /// unknown, ended, expired or another principal's; 400 when its
+    /// `MCP-Protocol-Version` is not a legacy version this server serves.
+    pub(super) fn session(
+        &self,
+        headers: &HeaderMap,
+        id: &str,
+        principal: &Principal,
+    ) -> Result<Arc<HttpSession>, Response> {
+        let Some(session) = self.sessions.get(id, principal) else {
+            return Err(error_reply(
+                StatusCode::NOT_FOUND,
+                None,
+                ErrorObject::new(
+                    -32001,
+                    "Session not found: it ended, expired or never existed; send initialize to start a new one",
+                ),
+            ));
+        };
+        if let Some(version) = headers.get(MCP_PROTOCOL_VERSION) {
+            let version = version.to_str().unwrap_or("\u{fffd}").trim();
+            let legacy = &self.server.config().legacy_versions;
+            if !legacy.iter().any(|v| v == version) {
+                let error = ErrorObject::invalid_request(format!(
+                    "Unsupported MCP-Protocol-Version {version:?} for this session (it negotiated {}; supported: {})",
+                    session.legacy.version(),
+                    legacy.join(", ")
+                ));
+                return Err(error_reply(StatusCode::BAD_REQUEST, None, error));
+            }
+        }
+        Ok(session)
+    }
+
+    /// A POSTed message of a session.
+    pub(super) async fn legacy_message(
+        &self,
+        session: Arc<HttpSession>,
+        message: Message,
+        principal: Principal,
+    ) -> Response {
+        match message {
+            Message::Request(request) => self.legacy_request(session, request, principal).await,
+            Message::Notification(notification) => {
+                cancel_if_asked(&session, &notification);
+                empty(StatusCode::ACCEPTED)
+            }
+            response @ (Message::Result(_) | Message::Error(_)) => {
+                // An answer to a request the server sent; a stray one is dropped.
+                session.legacy.answer(response);
+                empty(StatusCode::ACCEPTED)
+            }
+        }
+    }
+
+    async fn legacy_request(
+        &self,
+        session: Arc<HttpSession>,
+        request: Request,
+        principal: Principal,
+    ) -> Response {
+        let log = session.new_stream();
+        let id = request.id.clone();
+        let cancel = session.start_request(id.clone());
+        let env = RequestEnv {
+            principal,
+            outbox: Some(Outbox::sink(Arc::clone(&log) as _)),
+            cancel,
+        };
+        tokio::spawn(run_request(
+            Arc::clone(&session),
+            Arc::clone(&log),
+            request,
+            env,
+        ));
+        match log.opening().await {
+            Opening::OnlyResponse(message) => {
+                session.drop_stream(log.stream());
+                legacy_json(&message)
+            }
+            Opening::Streaming => self.stream_reply(&session, &log, 0, true, None),
+        }
+    }
+
+    /// `GET`: the standalone stream, or the rest of a stream after `Last-Event-ID`.
+    pub(super) fn legacy_get(&self, session: Arc<HttpSession>, headers: &HeaderMap) -> Response {
+        let resume = headers
+            .get(header::HeaderName::from_static("last-event-id"))
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_event_id);
+        if let Some((stream, seq)) = resume {
+            if let Some(log) = session.stream(stream) {
+                if stream != super::sessions::STANDALONE_STREAM {
+                    return self.stream_reply(&session, &log, seq, false, None);
+                }
+            }
+        }
+        let Some(claim) = session.claim_standalone() else {
+            return error_reply(
+                StatusCode::CONFLICT,
+                None,
+                ErrorObject::invalid_request(
+                    "this session's standalone stream is already open on another connection",
+                ),
+            );
+        };
+        let (log, first) = session.standalone();
+        if first {
+            let forward = forward_changes(
+                self.server.clone(),
+                session.legacy.subscriptions(),
+                Outbox::sink(Arc::clone(&log) as _),
+                session.ended.clone(),
+            );
+            tokio::spawn(forward);
+        }
+        let after = match resume {
+            Some((super::sessions::STANDALONE_STREAM, seq)) => seq,
+            _ => log.last_seq(),
+        };
+        let claim = Some(Box::new(claim) as _);
+        self.stream_reply(&session, &log, after, resume.is_none(), claim)
+    }
+
+    /// `DELETE`: ends the session.
+    pub(super) fn legacy_delete(&self, id: &str, principal: &Principal) -> Response {
+        if self.sessions.end(id, principal) {
+            empty(StatusCode::NO_CONTENT)
+        } else {
+            error_reply(
+                StatusCode::NOT_FOUND,
+                None,
+                ErrorObject::new(
+                    -32001,
+                    "Session not found: it ended, expired or never existed",
+                ),
+            )
+        }
+    }
+
+    fn stream_reply(
+        &self,
+        session: &HttpSession,
+        log: &Arc<EventLog>,
+        after: u64,
+        prime: bool,
+        guard: Option<Box<dyn Send + Sync>>,
+    ) -> Response {
+        let keep_alive = self.config.sse_keep_alive;
+        let body = log.reader(after, prime, keep_alive, session.ended.clone(), guard);
+        sse_response(Body::from_stream(body))
+    }
+}
+
+/// Runs one request of a session and writes its response to its stream.
+async fn run_request(
+    session: Arc<HttpSession>,
+    log: Arc<EventLog>,
+    request: Request,
+    env: RequestEnv,
+) {
+    let id = request.id.clone();
+    let cancel = env.cancel.clone();
+    let response = tokio::select! {
+        biased;
+        response = session.legacy.serve(request, env) => Some(response),
+        () = cancel.cancelled() => None,
+    };
+    session.finish_request(&id);
+    match response.filter(|_| !cancel.is_cancelled()) {
+        Some(response) => log.finish(response),
+        None => log.abandon(),
+    }
+}
+
+/// `notifications/cancelled` naming a running request of the session cancels it.
+fn cancel_if_asked(session: &HttpSession, notification: &Notification) {
+    if notification.method != "notifications/cancelled" {
+        return;
+    }
+    let id = notification
+        .params
+        .as_ref()
+        .and_then(|p| p.get("requestId"))
+        .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+    if let Some(id) = id {
+        session.cancel_request(&id);
+    }
+}
+
+/// A legacy JSON reply: JSON-RPC errors travel with 200, as in 2025-11-25.
+fn legacy_json(message: &Message) -> Response {
+    let mut body = Vec::with_capacity(256);
+    encode_message(&mut body, message);
+    json_body(body, StatusCode::OK)
+}
