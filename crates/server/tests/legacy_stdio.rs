@@ -186,7 +186,7 @@ async fn a_client_that_never_answers_gets_a_cancellation_and_the_tool_an_error()
         .await;
     let ask = stdio.next().await;
     assert_eq!(ask["method"], "elicitation/create");
-    let mut lines = vec![stdio.next().await, stdio.next().await];
+    let mut lines = [stdio.next().await, stdio.next().await];
     lines.sort_by_key(|l| l.get("id").is_some());
     assert_eq!(
         lines[0],
@@ -240,7 +240,7 @@ async fn logs_follow_set_level_and_list_changes_are_notified() {
             json!({"name": "chatty", "arguments": {}}),
         ))
         .await;
-    let levels: Vec<Value> = vec![stdio.next().await, stdio.next().await];
+    let levels = [stdio.next().await, stdio.next().await];
     assert_eq!(
         levels,
         [

@@ -174,6 +174,19 @@ impl Outbox {
         }
     }
 
+    /// Sends one message without waiting: `false` when the queue is full or
+    /// closed (the message is dropped).
+    pub fn try_send(&self, message: Message) -> bool {
+        match &self.sink {
+            Sink::Messages(sender) => sender.try_send(message).is_ok(),
+            Sink::Encoded { sender, encode } => sender.try_send(encode(&message)).is_ok(),
+            Sink::Custom(sink) => {
+                sink.send(message);
+                true
+            }
+        }
+    }
+
     /// Ends the connection that carries these messages, when the transport
     /// can resume it (a legacy SSE stream); otherwise does nothing.
     pub fn close_stream(&self) {

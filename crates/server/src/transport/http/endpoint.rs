@@ -106,9 +106,13 @@ pub(super) async fn handle(
     drop(bytes);
     let principal = parts.extensions.remove::<Principal>().unwrap_or_default();
     if let Some(id) = session_id.filter(|_| !is_modern_message(&message)) {
-        return match endpoint.session(&parts.headers, &id, &principal) {
+        let request_id = match &message {
+            Message::Request(request) => Some(&request.id),
+            _ => None,
+        };
+        return match endpoint.session(&parts.headers, &id, &principal, request_id) {
             Ok(session) => endpoint.legacy_message(session, message, principal).await,
-            Err(refusal) => refusal,
+            Err(refusal) => *refusal,
         };
     }
     match message {
@@ -123,7 +127,7 @@ pub(super) async fn handle(
             StatusCode::BAD_REQUEST,
             Some(request.id),
             ErrorObject::invalid_request(
-                "Invalid request: this request has no Mcp-Session-Id; a 2025-11-25 client sends \
+                "this request has no Mcp-Session-Id; a 2025-11-25 client sends \
                  initialize first and then the session id it got, a 2026-07-28 client puts \
                  _meta (io.modelcontextprotocol/protocolVersion, clientCapabilities) on every request",
             ),
@@ -177,9 +181,9 @@ impl Endpoint {
     /// `GET` with a session id: the session's standalone stream, or a resumed one.
     fn get_stream(&self, parts: &mut http::request::Parts, id: &str) -> Response {
         let principal = parts.extensions.remove::<Principal>().unwrap_or_default();
-        let session = match self.session(&parts.headers, id, &principal) {
+        let session = match self.session(&parts.headers, id, &principal, None) {
             Ok(session) => session,
-            Err(refusal) => return refusal,
+            Err(refusal) => return *refusal,
         };
         if !accepts_sse(&parts.headers) {
             return error_reply(

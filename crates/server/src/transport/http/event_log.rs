@@ -37,8 +37,9 @@ struct LogState {
     events: VecDeque<(u64, Bytes)>,
     /// The final response is in: readers end after it.
     finished: bool,
-    /// Bumped by `close_stream`: readers of an older connection end.
-    connection: u64,
+    /// The last event sent on each connection `close_stream` ended: a
+    /// reader of connection `n` ends after event `closed_after[n]`.
+    closed_after: Vec<u64>,
     /// A response that came before any other message, kept apart: it is
     /// sent as plain JSON.
     only_response: Option<Message>,
@@ -154,16 +155,23 @@ impl EventLog {
     }
 
     /// The SSE body of one connection reading this log after event `after`
-    /// (0: from the start), led by a priming event when `prime` is set.
+    /// (0: from the start), led by a priming event when `prime` is set. The
+    /// first connection of a request's stream is `first`; a resumed one is
+    /// the newest.
     pub(super) fn reader(
         self: &Arc<Self>,
+        first: bool,
         after: u64,
         prime: bool,
         keep_alive: Option<Duration>,
         stop: CancellationToken,
         guard: Option<Box<dyn Send + Sync>>,
     ) -> impl futures::Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
-        let connection = self.lock().connection;
+        let connection = if first {
+            0
+        } else {
+            self.lock().closed_after.len()
+        };
         let priming = prime.then(|| {
             Bytes::from(format!(
                 "id: {}-{after}\nretry: {RETRY_MS}\ndata: \n\n",
@@ -183,9 +191,13 @@ impl EventLog {
         futures::stream::unfold(reader, Reader::next_chunk)
     }
 
-    fn read(&self, cursor: u64, connection: u64) -> Read {
+    fn read(&self, cursor: u64, connection: usize) -> Read {
         let state = self.lock();
-        if state.connection != connection {
+        if state
+            .closed_after
+            .get(connection)
+            .is_some_and(|last| cursor >= *last)
+        {
             return Read::End;
         }
         if let Some((seq, event)) = state.events.iter().find(|(seq, _)| *seq > cursor) {
@@ -213,7 +225,10 @@ impl MessageSink for EventLog {
     }
 
     fn close_stream(&self) {
-        self.lock().connection += 1;
+        let mut state = self.lock();
+        let last = state.last_seq;
+        state.closed_after.push(last);
+        drop(state);
         self.bump();
     }
 }
@@ -222,7 +237,7 @@ impl MessageSink for EventLog {
 struct Reader {
     log: Arc<EventLog>,
     cursor: u64,
-    connection: u64,
+    connection: usize,
     version: watch::Receiver<u64>,
     priming: Option<Bytes>,
     keep_alive: Option<Duration>,
@@ -307,7 +322,7 @@ mod tests {
         log.push(&note(2));
         log.abandon();
         let chunks: Vec<Bytes> = log
-            .reader(1, false, None, CancellationToken::new(), None)
+            .reader(true, 1, false, None, CancellationToken::new(), None)
             .map(|c| c.unwrap())
             .collect()
             .await;
@@ -325,7 +340,7 @@ mod tests {
         for n in 1..=5 {
             log.push(&note(n));
         }
-        let mut reader = Box::pin(log.reader(0, true, None, CancellationToken::new(), None));
+        let mut reader = Box::pin(log.reader(true, 0, true, None, CancellationToken::new(), None));
         assert_eq!(
             reader.next().await.unwrap().unwrap(),
             Bytes::from_static(b"id: 1-0\nretry: 1000\ndata: \n\n")

@@ -65,18 +65,21 @@ impl Endpoint {
         headers: &HeaderMap,
         id: &str,
         principal: &Principal,
-    ) -> Result<Arc<HttpSession>, Response> {
+        request: Option<&RequestId>,
+    ) -> Result<Arc<HttpSession>, Box<Response>> {
         let Some(session) = self.sessions.get(id, principal) else {
-            return Err(error_reply(
+            return Err(Box::new(error_reply(
                 StatusCode::NOT_FOUND,
-                None,
+                request.cloned(),
                 ErrorObject::new(
                     -32001,
                     "Session not found: it ended, expired or never existed; send initialize to start a new one",
                 ),
-            ));
+            )));
         };
-        if let Some(version) = headers.get(MCP_PROTOCOL_VERSION) {
+        // Every copy must name a served version (a second, different copy
+        // is as wrong as one bad value).
+        for version in headers.get_all(MCP_PROTOCOL_VERSION) {
             let version = version.to_str().unwrap_or("\u{fffd}").trim();
             let legacy = &self.server.config().legacy_versions;
             if !legacy.iter().any(|v| v == version) {
@@ -85,7 +88,8 @@ impl Endpoint {
                     session.legacy.version(),
                     legacy.join(", ")
                 ));
-                return Err(error_reply(StatusCode::BAD_REQUEST, None, error));
+                let refusal = error_reply(StatusCode::BAD_REQUEST, request.cloned(), error);
+                return Err(Box::new(refusal));
             }
         }
         Ok(session)
@@ -137,7 +141,7 @@ impl Endpoint {
                 session.drop_stream(log.stream());
                 legacy_json(&message)
             }
-            Opening::Streaming => self.stream_reply(&session, &log, 0, true, None),
+            Opening::Streaming => self.stream_reply(&session, &log, true, 0, None),
         }
     }
 
@@ -150,7 +154,7 @@ impl Endpoint {
         if let Some((stream, seq)) = resume {
             if let Some(log) = session.stream(stream) {
                 if stream != super::sessions::STANDALONE_STREAM {
-                    return self.stream_reply(&session, &log, seq, false, None);
+                    return self.stream_reply(&session, &log, false, seq, None);
                 }
             }
         }
@@ -178,7 +182,7 @@ impl Endpoint {
             _ => log.last_seq(),
         };
         let claim = Some(Box::new(claim) as _);
-        self.stream_reply(&session, &log, after, resume.is_none(), claim)
+        self.stream_reply(&session, &log, false, after, claim)
     }
 
     /// `DELETE`: ends the session.
@@ -201,12 +205,16 @@ impl Endpoint {
         &self,
         session: &HttpSession,
         log: &Arc<EventLog>,
+        first: bool,
         after: u64,
-        prime: bool,
         guard: Option<Box<dyn Send + Sync>>,
     ) -> Response {
+        // A fresh stream is primed with its first event id (and `retry`);
+        // a resumed one goes on where the client stopped.
+        let prime = first || guard.is_some();
         let keep_alive = self.config.sse_keep_alive;
-        let body = log.reader(after, prime, keep_alive, session.ended.clone(), guard);
+        let stop = session.ended.clone();
+        let body = log.reader(first, after, prime, keep_alive, stop, guard);
         sse_response(Body::from_stream(body))
     }
 }

@@ -147,8 +147,89 @@ impl Drop for Pending<'_> {
         );
         let cancelled =
             Message::Notification(Notification::new("notifications/cancelled", Some(params)));
-        // Best effort: the stream may be gone already.
-        let outbox = self.outbox.clone();
-        tokio::spawn(async move { outbox.send(cancelled).await });
+        // At once, so it precedes whatever ends the request's stream; a full
+        // queue gets it later (best effort: the stream may be gone).
+        if !self.outbox.try_send(cancelled.clone()) {
+            let outbox = self.outbox.clone();
+            tokio::spawn(async move { outbox.send(cancelled).await });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolwire_protocol::{ErrorResponse, ResultResponse};
+
+    #[tokio::test]
+    async fn answers_are_matched_by_id_and_a_timeout_withdraws_the_request() {
+        let peers = PeerRequests::default();
+        let (sender, mut sent) = tokio::sync::mpsc::channel(8);
+        let outbox = Outbox::new(sender);
+        let cancel = CancellationToken::new();
+        let asking = peers.request(
+            Some(&outbox),
+            "roots/list",
+            None,
+            Duration::from_secs(5),
+            &cancel,
+        );
+        let answering = async {
+            let Some(Message::Request(request)) = sent.recv().await else {
+                panic!("a request first");
+            };
+            assert_eq!(request.method, "roots/list");
+            assert!(!peers.answer(Message::Result(ResultResponse::new(
+                RequestId::Number(99),
+                JsonObject::new()
+            ))));
+            let mut roots = JsonObject::new();
+            roots.insert("roots".into(), json!([]));
+            assert!(peers.answer(Message::Result(ResultResponse::new(request.id, roots))));
+        };
+        let (answer, ()) = tokio::join!(asking, answering);
+        assert_eq!(Value::Object(answer.unwrap()), json!({"roots": []}));
+        assert_eq!(peers.waiting(), 0);
+
+        let refused = peers.request(
+            Some(&outbox),
+            "roots/list",
+            None,
+            Duration::from_secs(5),
+            &cancel,
+        );
+        let refusing = async {
+            let Some(Message::Request(request)) = sent.recv().await else {
+                panic!("a request");
+            };
+            let error = ErrorObject::method_not_found("roots/list");
+            assert!(peers.answer(Message::Error(ErrorResponse::new(Some(request.id), error))));
+        };
+        let (outcome, ()) = tokio::join!(refused, refusing);
+        assert!(matches!(outcome, Err(PeerError::Refused(e)) if e.code == -32601));
+
+        let silent = peers.request(
+            Some(&outbox),
+            "roots/list",
+            None,
+            Duration::from_millis(20),
+            &cancel,
+        );
+        assert_eq!(
+            silent.await,
+            Err(PeerError::TimedOut(Duration::from_millis(20)))
+        );
+        assert_eq!(peers.waiting(), 0);
+        let _request = sent.recv().await.unwrap();
+        let Some(Message::Notification(withdrawn)) = sent.recv().await else {
+            panic!("a cancellation");
+        };
+        assert_eq!(withdrawn.method, "notifications/cancelled");
+        assert_eq!(
+            peers
+                .request(None, "roots/list", None, Duration::from_secs(1), &cancel)
+                .await,
+            Err(PeerError::Unreachable)
+        );
     }
 }

@@ -1,0 +1,700 @@
+//! The legacy era over Streamable HTTP, on a real server on 127.0.0.1:0:
+//! sessions (minting, expiry, cap, DELETE, principal binding), server→client
+//! requests on the POST's SSE stream, the standalone GET stream, resumption,
+//! and both eras on one endpoint at once.
+
+mod common;
+
+use std::time::Duration;
+
+use common::request;
+use serde_json::{Value, json};
+use toolwire_protocol::{ElicitAction, LoggingLevel};
+use toolwire_server::auth::{AuthConfig, StaticTokens};
+use toolwire_server::http::{HttpConfig, HttpServer, SessionTable};
+use toolwire_server::{
+    NoArgs, Principal, RequestContext, Server, ServerBuilder, ToolBuilder, ToolError,
+};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    text: String,
+}
+
+async fn confirm(_: NoArgs, cx: RequestContext) -> Result<String, ToolError> {
+    let schema =
+        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
+    let answer = cx.elicit_form("confirm", "Go ahead?", schema)?;
+    Ok(match answer.action {
+        ElicitAction::Accept => format!("accepted {}", json!(answer.content)),
+        other => format!("{}", json!(other)),
+    })
+}
+
+fn builder() -> ServerBuilder {
+    Server::builder("legacy-http", "1.0.0")
+        .tool(
+            ToolBuilder::new("echo")
+                .handler(|args: EchoArgs, _cx: RequestContext| async move { args.text }),
+        )
+        .tool(ToolBuilder::new("confirm").handler(confirm))
+        .tool(
+            ToolBuilder::new("reconnect").handler(|_: NoArgs, cx: RequestContext| async move {
+                cx.log(LoggingLevel::Info, None, "closing").await;
+                cx.close_stream();
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                "resumed"
+            }),
+        )
+        .resource(
+            toolwire_server::ResourceBuilder::new("test://watched", "watched").handler(
+                |req: toolwire_server::ReadRequest, _cx: RequestContext| async move {
+                    Ok(vec![toolwire_server::text_contents(
+                        req.uri,
+                        "text/plain",
+                        "x",
+                    )])
+                },
+            ),
+        )
+}
+
+/// A server on 127.0.0.1:0 with `config`, its session table, and a client.
+struct Endpoint {
+    url: String,
+    sessions: SessionTable,
+    client: reqwest::Client,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Endpoint {
+    async fn start(server: Server, config: HttpConfig) -> Endpoint {
+        let http = HttpServer::bind("127.0.0.1:0".parse().unwrap(), server, config)
+            .await
+            .unwrap();
+        let url = format!("http://{}/mcp", http.local_addr());
+        let sessions = http.sessions().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(http.run_until(async {
+            let _ = stopped.await;
+        }));
+        Endpoint {
+            url,
+            sessions,
+            client: reqwest::Client::new(),
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    fn post(&self, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+        let mut post = self
+            .client
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .json(body);
+        if let Some(id) = session {
+            post = post
+                .header("Mcp-Session-Id", id)
+                .header("MCP-Protocol-Version", "2025-11-25");
+        }
+        post
+    }
+
+    /// Opens a session (initialize + initialized); returns its id.
+    async fn open(&self, token: Option<&str>) -> String {
+        let mut post = self.post(None, &initialize(1));
+        if let Some(token) = token {
+            post = post.bearer_auth(token);
+        }
+        let response = post.send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        let id = response.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["result"]["protocolVersion"], "2025-11-25", "{body}");
+        let mut post = self.post(
+            Some(&id),
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        );
+        if let Some(token) = token {
+            post = post.bearer_auth(token);
+        }
+        assert_eq!(post.send().await.unwrap().status(), 202);
+        id
+    }
+
+    /// POSTs a request of session `id`; the status and the JSON reply.
+    async fn call(&self, id: &str, body: &Value) -> (u16, Value) {
+        let response = self.post(Some(id), body).send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap())
+    }
+
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(Duration::from_secs(10), self.task)
+            .await
+            .expect("shutdown within 10 s")
+            .unwrap()
+            .unwrap();
+    }
+}
+
+fn initialize(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "legacy-http-test", "version": "1"}
+    }})
+}
+
+fn legacy(id: i64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// One SSE event: its id, retry and data lines.
+#[derive(Debug, Default, PartialEq)]
+struct Event {
+    id: Option<String>,
+    retry: Option<String>,
+    data: String,
+}
+
+/// Reads SSE events from a response, one at a time.
+struct Events {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Events {
+    fn new(response: reqwest::Response) -> Events {
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        Events {
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event (keep-alive comments skipped); `None` at the end.
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut event = Event::default();
+                let mut any = false;
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("id: ") {
+                        event.id = Some(v.to_owned());
+                        any = true;
+                    } else if let Some(v) = line.strip_prefix("retry: ") {
+                        event.retry = Some(v.to_owned());
+                        any = true;
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        event.data.push_str(v.trim_start());
+                        any = true;
+                    }
+                }
+                if any {
+                    return Some(event);
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(5), self.response.chunk())
+                .await
+                .expect("an event within 5 s")
+                .unwrap()?;
+            self.buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    }
+
+    async fn message(&mut self) -> Value {
+        let event = self.next().await.expect("another event");
+        serde_json::from_str(&event.data).unwrap_or_else(|e| panic!("{e}: {event:?}"))
+    }
+}
+
+#[tokio::test]
+async fn initialize_mints_a_128_bit_session_id_and_results_are_legacy_shaped() {
+    let endpoint = Endpoint::start(builder().build().unwrap(), HttpConfig::new()).await;
+    let response = endpoint.post(None, &initialize(1)).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let id = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(id.len(), 32);
+    assert!(id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": true}, "logging": {},
+                "resources": {"subscribe": true, "listChanged": true}},
+            "serverInfo": {"name": "legacy-http", "version": "1.0.0"}
+        }})
+    );
+    let (status, reply) = endpoint
+        .call(
+            &id,
+            &legacy(
+                2,
+                "tools/call",
+                json!({"name": "echo", "arguments": {"text": "hi"}}),
+            ),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        reply,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "hi"}]}})
+    );
+    let (_, ping) = endpoint.call(&id, &legacy(3, "ping", json!({}))).await;
+    assert_eq!(ping, json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
+    assert_eq!(endpoint.sessions.len(), 1);
+    endpoint.stop().await;
+}
+
+#[tokio::test]
+async fn both_eras_are_served_on_one_endpoint_at_the_same_time() {
+    let endpoint = Endpoint::start(builder().build().unwrap(), HttpConfig::new()).await;
+    let id = endpoint.open(None).await;
+    let legacy_calls = (0..20).map(|n| {
+        let body = legacy(
+            100 + n,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": format!("old {n}")}}),
+        );
+        let endpoint = &endpoint;
+        let id = &id;
+        async move { endpoint.call(id, &body).await }
+    });
+    let modern_calls = (0..20).map(|n| {
+        let body = request(
+            200 + n,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": format!("new {n}")}}),
+        );
+        let endpoint = &endpoint;
+        async move {
+            let response = endpoint
+                .client
+                .post(&endpoint.url)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", "tools/call")
+                .header("Mcp-Name", "echo")
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            assert!(response.headers().get("mcp-session-id").is_none());
+            (
+                response.status().as_u16(),
+                response.json::<Value>().await.unwrap(),
+            )
+        }
+    });
+    let (old, new) = tokio::join!(
+        futures::future::join_all(legacy_calls),
+        futures::future::join_all(modern_calls)
+    );
+    for (n, (status, reply)) in old.into_iter().enumerate() {
+        assert_eq!(status, 200);
+        assert_eq!(
+            reply["result"],
+            json!({"content": [{"type": "text", "text": format!("old {n}")}]})
+        );
+    }
+    for (n, (status, reply)) in new.into_iter().enumerate() {
+        assert_eq!(status, 200);
+        assert_eq!(
+            reply["result"]["content"],
+            json!([{"type": "text", "text": format!("new {n}")}])
+        );
+        assert_eq!(reply["result"]["resultType"], "complete");
+        assert_eq!(
+            reply["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+            "legacy-http"
+        );
+    }
+    endpoint.stop().await;
+}
+
+#[tokio::test]
+async fn requests_without_a_session_unknown_sessions_and_bad_versions_are_refused() {
+    let endpoint = Endpoint::start(builder().build().unwrap(), HttpConfig::new()).await;
+    let response = endpoint
+        .post(None, &legacy(5, "tools/list", json!({})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32600, "message":
+            "Invalid request: this request has no Mcp-Session-Id; a 2025-11-25 client sends initialize \
+             first and then the session id it got, a 2026-07-28 client puts _meta \
+             (io.modelcontextprotocol/protocolVersion, clientCapabilities) on every request"}})
+    );
+    let (status, reply) = endpoint
+        .call(
+            "0123456789abcdef0123456789abcdef",
+            &legacy(6, "tools/list", json!({})),
+        )
+        .await;
+    assert_eq!(status, 404);
+    assert_eq!(
+        reply,
+        json!({"jsonrpc": "2.0", "id": 6, "error": {"code": -32001, "message":
+            "Session not found: it ended, expired or never existed; send initialize to start a new one"}})
+    );
+    let id = endpoint.open(None).await;
+    let response = endpoint
+        .post(Some(&id), &legacy(7, "tools/list", json!({})))
+        .header("MCP-Protocol-Version", "2031-01-01")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    assert_eq!(
+        response.json::<Value>().await.unwrap()["error"]["message"],
+        "Invalid request: Unsupported MCP-Protocol-Version \"2031-01-01\" for this session (it negotiated \
+         2025-11-25; supported: 2025-11-25, 2025-06-18, 2025-03-26)"
+    );
+    // No MCP-Protocol-Version header at all is taken as 2025-03-26 and served.
+    let response = endpoint
+        .client
+        .post(&endpoint.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", &id)
+        .json(&legacy(8, "ping", json!({})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    endpoint.stop().await;
+}
+
+#[tokio::test]
+async fn elicitation_goes_to_the_client_on_the_posts_stream_and_the_answer_comes_as_its_own_post() {
+    let endpoint = Endpoint::start(builder().build().unwrap(), HttpConfig::new()).await;
+    let id = endpoint.open(None).await;
+    let response = endpoint
+        .post(
+            Some(&id),
+            &legacy(9, "tools/call", json!({"name": "confirm", "arguments": {}})),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let mut events = Events::new(response);
+    let priming = events.next().await.unwrap();
+    let stream = priming.id.clone().unwrap();
+    assert_eq!(priming.retry.as_deref(), Some("1000"));
+    assert_eq!(priming.data, "");
+    let ask_event = events.next().await.unwrap();
+    let ask: Value = serde_json::from_str(&ask_event.data).unwrap();
+    assert_eq!(ask["method"], "elicitation/create");
+    assert_eq!(ask["params"]["message"], "Go ahead?");
+    assert_ne!(
+        ask_event.id, priming.id,
+        "each event has its own id ({stream})"
+    );
+    let answer = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"ok": true}}});
+    let posted = endpoint.post(Some(&id), &answer).send().await.unwrap();
+    assert_eq!(posted.status(), 202);
+    assert_eq!(
+        events.message().await,
+        json!({"jsonrpc": "2.0", "id": 9, "result": {"content": [{"type": "text", "text": "accepted {\"ok\":true}"}]}})
+    );
+    assert!(
+        events.next().await.is_none(),
+        "the stream ends after the response"
+    );
+    endpoint.stop().await;
+}
+
+#[tokio::test]
+async fn cancelling_over_http_withdraws_the_elicitation_and_a_silent_client_times_out() {
+    let server = builder()
+        .client_request_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let endpoint = Endpoint::start(server, HttpConfig::new()).await;
+    let id = endpoint.open(None).await;
+    // Cancelled by the client.
+    let response = endpoint
+        .post(
+            Some(&id),
+            &legacy(
+                10,
+                "tools/call",
+                json!({"name": "confirm", "arguments": {}}),
+            ),
+        )
+        .send()
+        .await
+        .unwrap();
+    let mut events = Events::new(response);
+    events.next().await.unwrap();
+    let ask = events.message().await;
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 10}});
+    assert_eq!(
+        endpoint
+            .post(Some(&id), &cancel)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        202
+    );
+    assert_eq!(
+        events.message().await,
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
+            "requestId": ask["id"], "reason": "the server no longer needs the answer"}})
+    );
+    assert!(
+        events.next().await.is_none(),
+        "no response to a cancelled request"
+    );
+    // Never answered.
+    let response = endpoint
+        .post(
+            Some(&id),
+            &legacy(
+                11,
+                "tools/call",
+                json!({"name": "confirm", "arguments": {}}),
+            ),
+        )
+        .send()
+        .await
+        .unwrap();
+    let mut events = Events::new(response);
+    events.next().await.unwrap();
+    let ask = events.message().await;
+    let mut rest = [events.message().await, events.message().await];
+    rest.sort_by_key(|m| m.get("id").is_some());
+    assert_eq!(rest[0]["params"]["requestId"], ask["id"]);
+    assert_eq!(
+        rest[1],
+        json!({"jsonrpc": "2.0", "id": 11, "result": {"isError": true, "content": [{"type": "text",
+            "text": "the client did not answer elicitation/create within 0.3 s"}]}})
+    );
+    endpoint.stop().await;
+}
+
+#[tokio::test]
+async fn a_closed_stream_is_resumed_with_last_event_id() {
+    let endpoint = Endpoint::start(builder().build().unwrap(), HttpConfig::new()).await;
+    let id = endpoint.open(None).await;
+    let response = endpoint
+        .post(
+            Some(&id),
+            &legacy(
+                12,
+                "tools/call",
+                json!({"name": "reconnect", "arguments": {}}),
+            ),
+        )
+        .send()
+        .await
+        .unwrap();
+    let mut events = Events::new(response);
+    assert_eq!(events.next().await.unwrap().retry.as_deref(), Some("1000"));
+    let log = events.next().await.unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&log.data).unwrap(),
+        json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "closing"}})
+    );
+    assert!(
+        events.next().await.is_none(),
+        "the server closed the stream"
+    );
+    let resumed = endpoint
+        .client
+        .get(&endpoint.url)
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", &id)
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .header("Last-Event-ID", log.id.unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    let mut events = Events::new(resumed);
+    assert_eq!(
+        events.message().await,
+        json!({"jsonrpc": "2.0", "id": 12, "result": {"content": [{"type": "text", "text": "resumed"}]}})
+    );
+    endpoint.stop().await;
+}
+
+#[tokio::test]
+async fn the_standalone_stream_carries_list_changes_and_resource_updates() {
+    let server = builder().build().unwrap();
+    let endpoint = Endpoint::start(server.clone(), HttpConfig::new()).await;
+    let id = endpoint.open(None).await;
+    let get = || {
+        endpoint
+            .client
+            .get(&endpoint.url)
+            .header("Accept", "text/event-stream")
+            .header("Mcp-Session-Id", &id)
+            .header("MCP-Protocol-Version", "2025-11-25")
+    };
+    let mut events = Events::new(get().send().await.unwrap());
+    assert_eq!(events.next().await.unwrap().data, "", "priming event");
+    let second = get().send().await.unwrap();
+    assert_eq!(second.status(), 409);
+    let (_, reply) = endpoint
+        .call(
+            &id,
+            &legacy(13, "resources/subscribe", json!({"uri": "test://watched"})),
+        )
+        .await;
+    assert_eq!(reply, json!({"jsonrpc": "2.0", "id": 13, "result": {}}));
+    server.notify_resource_updated("test://watched");
+    assert_eq!(
+        events.message().await,
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "test://watched"}})
+    );
+    server.remove_tool("echo").unwrap();
+    assert_eq!(
+        events.message().await,
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    );
+    endpoint.stop().await;
+}
+
+#[tokio::test]
+async fn delete_ends_a_session_and_its_id_answers_404_afterwards() {
+    let endpoint = Endpoint::start(builder().build().unwrap(), HttpConfig::new()).await;
+    let id = endpoint.open(None).await;
+    let delete = || {
+        endpoint
+            .client
+            .delete(&endpoint.url)
+            .header("Mcp-Session-Id", &id)
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .send()
+    };
+    assert_eq!(delete().await.unwrap().status(), 204);
+    assert_eq!(endpoint.sessions.len(), 0);
+    let (status, _) = endpoint.call(&id, &legacy(14, "ping", json!({}))).await;
+    assert_eq!(status, 404);
+    assert_eq!(delete().await.unwrap().status(), 404);
+    endpoint.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_is_bound_to_the_principal_that_opened_it() {
+    let tokens = StaticTokens::new()
+        .token("alice-token", Principal::new("alice"))
+        .token("bob-token", Principal::new("bob"));
+    let auth = AuthConfig::new("http://127.0.0.1/mcp", tokens)
+        .unwrap()
+        .authorization_server("https://auth.example.com");
+    let config = HttpConfig::new().auth(auth);
+    let endpoint = Endpoint::start(builder().build().unwrap(), config).await;
+    let id = endpoint.open(Some("alice-token")).await;
+    let as_bob = endpoint
+        .post(Some(&id), &legacy(15, "tools/list", json!({})))
+        .bearer_auth("bob-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        as_bob.status(),
+        404,
+        "another principal sees no such session"
+    );
+    let as_alice = endpoint
+        .post(Some(&id), &legacy(16, "tools/list", json!({})))
+        .bearer_auth("alice-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(as_alice.status(), 200);
+    let deleted_by_bob = endpoint
+        .client
+        .delete(&endpoint.url)
+        .header("Mcp-Session-Id", &id)
+        .bearer_auth("bob-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted_by_bob.status(), 404);
+    assert_eq!(endpoint.sessions.len(), 1);
+    endpoint.stop().await;
+}
+
+#[tokio::test]
+async fn the_cap_refuses_initialize_with_503_until_a_session_ends() {
+    let config = HttpConfig::new().max_sessions(2);
+    let endpoint = Endpoint::start(builder().build().unwrap(), config).await;
+    let first = endpoint.open(None).await;
+    endpoint.open(None).await;
+    let refused = endpoint.post(None, &initialize(3)).send().await.unwrap();
+    assert_eq!(refused.status(), 503);
+    assert_eq!(
+        refused.json::<Value>().await.unwrap(),
+        json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32000, "message":
+            "Server busy: it holds its limit of 2 sessions; try again later (sessions end after an idle \
+             timeout or with DELETE)"}})
+    );
+    endpoint
+        .client
+        .delete(&endpoint.url)
+        .header("Mcp-Session-Id", &first)
+        .send()
+        .await
+        .unwrap();
+    endpoint.open(None).await;
+    endpoint.stop().await;
+}
+
+#[tokio::test]
+async fn abandoned_sessions_expire_and_leave_the_table_empty() {
+    let config = HttpConfig::new().session_idle_timeout(Duration::from_secs(1));
+    let endpoint = Endpoint::start(builder().build().unwrap(), config).await;
+    let mut ids = Vec::new();
+    for _ in 0..200 {
+        ids.push(endpoint.open(None).await);
+    }
+    assert_eq!(endpoint.sessions.len(), 200);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !endpoint.sessions.is_empty() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(endpoint.sessions.len(), 0, "every idle session expired");
+    let (status, _) = endpoint.call(&ids[0], &legacy(17, "ping", json!({}))).await;
+    assert_eq!(status, 404);
+    endpoint.stop().await;
+}
+
+#[tokio::test]
+async fn a_modern_only_server_refuses_initialize_naming_its_versions() {
+    let endpoint =
+        Endpoint::start(builder().modern_only().build().unwrap(), HttpConfig::new()).await;
+    let response = endpoint.post(None, &initialize(1)).send().await.unwrap();
+    assert_eq!(response.status(), 400);
+    assert!(response.headers().get("mcp-session-id").is_none());
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message":
+            "Method not found: initialize (this server speaks the stateless protocol, versions 2026-07-28: \
+             no initialize handshake; send server/discover and put _meta on every request)"}})
+    );
+    endpoint.stop().await;
+}
