@@ -698,3 +698,26 @@ async fn a_modern_only_server_refuses_initialize_naming_its_versions() {
     );
     endpoint.stop().await;
 }
+
+#[tokio::test]
+async fn host_and_origin_checks_guard_the_legacy_era_too() {
+    let endpoint = Endpoint::start(builder().build().unwrap(), HttpConfig::new()).await;
+    let response = endpoint
+        .post(None, &initialize(1))
+        .header("Origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    assert!(response.headers().get("mcp-session-id").is_none());
+    assert_eq!(endpoint.sessions.len(), 0);
+    let id = endpoint.open(None).await;
+    let response = endpoint
+        .post(Some(&id), &legacy(2, "ping", json!({})))
+        .header("Origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    endpoint.stop().await;
+}

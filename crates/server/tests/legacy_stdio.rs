@@ -33,6 +33,13 @@ fn builder() -> ServerBuilder {
         )
         .tool(ToolBuilder::new("confirm").handler(confirm))
         .tool(
+            ToolBuilder::new("steps").handler(|_: NoArgs, cx: RequestContext| async move {
+                cx.progress(1.0, Some(2.0), Some("half")).await;
+                cx.progress(2.0, Some(2.0), None).await;
+                "stepped"
+            }),
+        )
+        .tool(
             ToolBuilder::new("chatty").handler(|_: NoArgs, cx: RequestContext| async move {
                 cx.log(LoggingLevel::Debug, None, "debug line").await;
                 cx.log(LoggingLevel::Warning, None, "warning line").await;
@@ -116,7 +123,7 @@ async fn a_session_lists_and_calls_without_meta_and_results_carry_no_modern_fiel
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["echo", "confirm", "chatty"]);
+    assert_eq!(names, ["echo", "confirm", "steps", "chatty"]);
     for field in ["resultType", "ttlMs", "cacheScope", "_meta"] {
         assert!(list["result"].get(field).is_none(), "{field} in {list}");
     }
@@ -284,5 +291,56 @@ async fn a_modern_only_server_refuses_initialize_naming_its_versions() {
             "Method not found: initialize (this server speaks the stateless protocol, versions 2026-07-28: \
              no initialize handshake; send server/discover and put _meta on every request)"}})
     );
+    stdio.close().await;
+}
+
+#[tokio::test]
+async fn progress_goes_to_the_token_of_the_legacy_request() {
+    let mut stdio = open(builder().build().unwrap()).await;
+    stdio
+        .send(&legacy(
+            30,
+            "tools/call",
+            json!({"name": "steps", "arguments": {}, "_meta": {"progressToken": "p-1"}}),
+        ))
+        .await;
+    assert_eq!(
+        [stdio.next().await, stdio.next().await, stdio.next().await],
+        [
+            json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p-1", "progress": 1.0, "total": 2.0, "message": "half"}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p-1", "progress": 2.0, "total": 2.0}}),
+            json!({"jsonrpc": "2.0", "id": 30, "result": {"content": [{"type": "text", "text": "stepped"}]}}),
+        ]
+    );
+    stdio.close().await;
+}
+
+#[tokio::test]
+async fn a_client_that_declared_no_elicitation_is_told_so() {
+    let mut stdio = ServedStdio::start(builder().build().unwrap());
+    stdio
+        .send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "plain", "version": "1"}}}),
+        )
+        .await;
+    assert_eq!(
+        stdio.next().await["result"]["protocolVersion"],
+        "2025-06-18"
+    );
+    stdio
+        .send(&legacy(
+            2,
+            "tools/call",
+            json!({"name": "confirm", "arguments": {}}),
+        ))
+        .await;
+    let refused = stdio.next().await;
+    assert_eq!(
+        refused["id"], 2,
+        "no elicitation request was sent: {refused}"
+    );
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
     stdio.close().await;
 }
