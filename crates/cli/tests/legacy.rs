@@ -1,0 +1,105 @@
+//! `toolwire serve` with a 2025-11-25 client, as a child process: over
+//! stdio (the elicitation of `delete_file` is a real request on the pipe)
+//! and over HTTP (a session, `--max-sessions`).
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{Served, bin};
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "legacy-child-test", "version": "1"}
+    }})
+}
+
+#[test]
+fn a_legacy_client_over_stdio_answers_the_confirmation_on_the_same_pipe() {
+    let mut child = Command::new(bin())
+        .args(["serve", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn toolwire serve --stdio");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut next = || -> Value {
+        let line = rx.recv_timeout(Duration::from_secs(30)).expect("a line");
+        serde_json::from_str(&line).expect("JSON")
+    };
+    let mut send = |message: Value| writeln!(stdin, "{message}").expect("write");
+
+    send(initialize());
+    let opened = next();
+    assert_eq!(opened["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(opened["result"]["serverInfo"]["name"], "toolwire-demo");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "delete_file", "arguments": {"path": "notes.txt"}}}));
+    let ask = next();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    assert_eq!(ask["params"]["message"], "Delete notes.txt?");
+    send(
+        json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"confirm": true}}}),
+    );
+    assert_eq!(
+        next(),
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text",
+            "text": "Deleted notes.txt (pretend: the demo never touches your files)"}]}})
+    );
+    drop(send);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[tokio::test]
+async fn max_sessions_caps_legacy_sessions_of_toolwire_serve() {
+    let served = Served::start(&["--max-sessions", "1"]);
+    let client = reqwest::Client::new();
+    let post = || {
+        client
+            .post(&served.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .json(&initialize())
+    };
+    let first = post().send().await.unwrap();
+    assert_eq!(first.status(), 200);
+    let id = first.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let second = post().send().await.unwrap();
+    assert_eq!(second.status(), 503);
+    let listed = client
+        .post(&served.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", &id)
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), 200);
+    let listed: Value = listed.json().await.unwrap();
+    assert!(listed["result"].get("resultType").is_none(), "{listed}");
+    assert_eq!(listed["result"]["tools"][0]["name"], "echo");
+}
