@@ -40,7 +40,7 @@ fn a_legacy_client_over_stdio_answers_the_confirmation_on_the_same_pipe() {
             }
         }
     });
-    let mut next = || -> Value {
+    let next = || -> Value {
         let line = rx.recv_timeout(Duration::from_secs(30)).expect("a line");
         serde_json::from_str(&line).expect("JSON")
     };
@@ -64,7 +64,7 @@ fn a_legacy_client_over_stdio_answers_the_confirmation_on_the_same_pipe() {
         json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text",
             "text": "Deleted notes.txt (pretend: the demo never touches your files)"}]}})
     );
-    drop(send);
+
     let _ = child.kill();
     let _ = child.wait();
 }
