@@ -242,3 +242,28 @@ async fn a_thousand_concurrent_calls_on_one_pipe_are_all_answered_within_the_rat
     assert!(seen.iter().all(|s| *s));
     assert!(greeted >= 200, "a full burst goes through, got {greeted}");
 }
+
+#[tokio::test]
+async fn a_2025_11_25_client_is_served_after_initialize() {
+    let mut peer = Peer::spawn();
+    peer.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "legacy", "version": "1"}}}),
+    )
+    .await;
+    let opened = peer.recv().await;
+    assert_eq!(
+        opened["result"]["protocolVersion"], "2025-11-25",
+        "{opened}"
+    );
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    peer.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "greet", "arguments": {"name": "Ada"}}}))
+        .await;
+    assert_eq!(
+        peer.recv().await,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "Hello, Ada!"}]}})
+    );
+}
