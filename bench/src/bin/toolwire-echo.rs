@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! toolwire-echo <port> [--order-tools] [--fillers N] [--max-listeners N]
+//!               [--session-idle-timeout SECS] [--max-sessions N]
 //! toolwire-echo --stdio [--order-tools] [--fillers N]
 //! ```
 //!
@@ -10,7 +11,9 @@
 //! `--order-tools` also `order` and `order_loose`, and `--fillers` more (see
 //! `toolwire_bench::servers`). Served with `HttpConfig::new()`, the
 //! SDK's defaults: loopback Host/Origin checks, 4 MiB body limit,
-//! TCP_NODELAY.
+//! TCP_NODELAY, legacy (2025-11-25) sessions ending after 30 minutes unused,
+//! at most 10,000 at once. `--session-idle-timeout` and `--max-sessions` set
+//! those two (`HttpConfig::session_idle_timeout`, `HttpConfig::max_sessions`).
 
 use std::net::SocketAddr;
 
@@ -19,7 +22,8 @@ use toolwire_server::http::{HttpConfig, HttpServer};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: toolwire-echo <port> [--order-tools] [--fillers N] [--max-listeners N] | --stdio [--order-tools] [--fillers N]"
+        "usage: toolwire-echo <port> [--order-tools] [--fillers N] [--max-listeners N] \
+         [--session-idle-timeout SECS] [--max-sessions N] | --stdio [--order-tools] [--fillers N]"
     );
     std::process::exit(2);
 }
@@ -32,6 +36,8 @@ fn main() -> std::io::Result<()> {
         max_listeners: None,
         order_tools: false,
     };
+    let mut session_idle_timeout: Option<u64> = None;
+    let mut max_sessions: Option<usize> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut number = || -> usize {
@@ -44,6 +50,8 @@ fn main() -> std::io::Result<()> {
             "--fillers" => options.fillers = number(),
             "--max-listeners" => options.max_listeners = Some(number()),
             "--order-tools" => options.order_tools = true,
+            "--session-idle-timeout" => session_idle_timeout = Some(number() as u64),
+            "--max-sessions" => max_sessions = Some(number()),
             other => port = Some(other.parse().unwrap_or_else(|_| usage())),
         }
     }
@@ -61,9 +69,13 @@ fn main() -> std::io::Result<()> {
         let Some(port) = port else { usage() };
         toolwire_bench::raise_nofile_limit();
         let addr = SocketAddr::new(toolwire_bench::LOOPBACK, port);
-        HttpServer::bind(addr, server, HttpConfig::new())
-            .await?
-            .run()
-            .await
+        let mut config = HttpConfig::new();
+        if let Some(secs) = session_idle_timeout {
+            config = config.session_idle_timeout(std::time::Duration::from_secs(secs));
+        }
+        if let Some(n) = max_sessions {
+            config = config.max_sessions(n);
+        }
+        HttpServer::bind(addr, server, config).await?.run().await
     })
 }
