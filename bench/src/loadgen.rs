@@ -5,6 +5,12 @@
 //!
 //! Every loop is bounded in time (the deadline, a per-request timeout) and in
 //! count (requests per connection, reconnections).
+//!
+//! A legacy workload ([`Workload::is_legacy`]) first opens a 2025-11-25
+//! session per connection ([`open_session`]: `initialize`, then
+//! `notifications/initialized`), unless [`LoadConfig::sessions`] hands it
+//! sessions opened before, and sends every call with that session's
+//! `Mcp-Session-Id`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,7 +26,9 @@ use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-use crate::workload::{PATH, PROTOCOL_VERSION, Workload};
+use crate::workload::{
+    INITIALIZED_BODY, LEGACY_PROTOCOL_VERSION, PATH, Workload, check_initialize, initialize_body,
+};
 
 /// Most requests one connection sends in one run.
 const MAX_REQUESTS_PER_CONNECTION: u64 = 50_000_000;
@@ -28,6 +36,8 @@ const MAX_REQUESTS_PER_CONNECTION: u64 = 50_000_000;
 const MAX_RECONNECTS: u32 = 50;
 /// Errors kept verbatim for the report.
 const KEPT_ERRORS: usize = 5;
+/// Most failed attempts of one connection to open its legacy session.
+const MAX_SESSION_ATTEMPTS: u32 = 50;
 
 /// One load run.
 #[derive(Debug, Clone)]
@@ -46,6 +56,10 @@ pub struct LoadConfig {
     pub workload: Workload,
     /// Stop after this many requests in all (warm-up included), if given.
     pub max_requests: Option<u64>,
+    /// Legacy workloads: sessions opened before the run, connection `i` uses
+    /// `sessions[i % len]` (so that a callgrind count holds only calls);
+    /// empty: each connection opens its own first.
+    pub sessions: Vec<String>,
 }
 
 /// What one run measured.
@@ -93,7 +107,14 @@ pub async fn run(config: &LoadConfig) -> LoadResult {
     let budget = Arc::new(AtomicU64::new(config.max_requests.unwrap_or(u64::MAX)));
     let mut tasks = Vec::with_capacity(connections);
     for index in 0..connections {
+        let session = if config.sessions.is_empty() {
+            None
+        } else {
+            let id = &config.sessions[index % config.sessions.len()];
+            Some(HeaderValue::from_str(id).expect("a session id is a valid header value"))
+        };
         let task = Connection {
+            session,
             addr: config.addr,
             host: host.clone(),
             workload: config.workload,
@@ -141,6 +162,8 @@ pub async fn run(config: &LoadConfig) -> LoadResult {
 }
 
 struct Connection {
+    /// The legacy session the calls name, when already open.
+    session: Option<HeaderValue>,
     addr: SocketAddr,
     host: HeaderValue,
     workload: Workload,
@@ -174,10 +197,11 @@ impl Tally {
     }
 }
 
-type Sender = http1::SendRequest<Full<Bytes>>;
+/// The sending half of one HTTP/1.1 client connection.
+pub type Sender = http1::SendRequest<Full<Bytes>>;
 
 impl Connection {
-    async fn run(self) -> Tally {
+    async fn run(mut self) -> Tally {
         let mut tally = Tally {
             ok: 0,
             errors: 0,
@@ -188,6 +212,7 @@ impl Connection {
         };
         let mut sender: Option<Sender> = None;
         let mut reconnects = 0u32;
+        let mut session_attempts = 0u32;
         let mut id = self.first_id;
         for _ in 0..MAX_REQUESTS_PER_CONNECTION {
             let now = Instant::now();
@@ -220,6 +245,36 @@ impl Connection {
                     }
                 }
             };
+            if self.workload.is_legacy() && self.session.is_none() {
+                if session_attempts >= MAX_SESSION_ATTEMPTS {
+                    tally.error(
+                        measured,
+                        "could not open a session; connection given up".into(),
+                    );
+                    break;
+                }
+                session_attempts += 1;
+                match tokio::time::timeout(self.timeout, open_session(send, &self.host, 0)).await {
+                    Ok(Ok(session)) => {
+                        tally.replies += 2;
+                        self.session = Some(
+                            HeaderValue::from_str(&session)
+                                .expect("a session id is a valid header value"),
+                        );
+                    }
+                    Ok(Err(error)) => {
+                        tally.error(measured, error);
+                        sender = None;
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                    Err(_) => {
+                        tally.error(measured, "opening the session timed out".into());
+                        sender = None;
+                        continue;
+                    }
+                }
+            }
             let left = self
                 .budget
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
@@ -277,11 +332,18 @@ impl Connection {
             )
             .header(
                 "mcp-protocol-version",
-                HeaderValue::from_static(PROTOCOL_VERSION),
-            )
-            .header("mcp-method", HeaderValue::from_static(workload.method()));
-        if let Some(tool) = workload.tool() {
-            builder = builder.header("mcp-name", HeaderValue::from_static(tool));
+                HeaderValue::from_static(workload.protocol_version()),
+            );
+        if workload.is_legacy() {
+            // A 2025-11-25 client: its session, and no Mcp-Method/Mcp-Name.
+            if let Some(session) = &self.session {
+                builder = builder.header("mcp-session-id", session.clone());
+            }
+        } else {
+            builder = builder.header("mcp-method", HeaderValue::from_static(workload.method()));
+            if let Some(tool) = workload.tool() {
+                builder = builder.header("mcp-name", HeaderValue::from_static(tool));
+            }
         }
         builder
             .body(Full::new(Bytes::from(workload.body(id))))
@@ -302,11 +364,61 @@ pub async fn connect(addr: SocketAddr) -> Result<Sender, String> {
     Ok(sender)
 }
 
-/// Sends one request and reads the whole reply.
-async fn exchange(
+/// A `POST /mcp` as a 2025-11-25 client sends it: JSON body, both media
+/// types accepted, and (after `initialize`) its session and protocol version.
+pub fn legacy_request(
+    host: &HeaderValue,
+    session: Option<&str>,
+    body: impl Into<Bytes>,
+) -> Result<Request<Full<Bytes>>, String> {
+    let mut builder = Request::builder()
+        .method(Method::POST)
+        .uri(PATH)
+        .header(header::HOST, host.clone())
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream");
+    if let Some(session) = session {
+        builder = builder
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", LEGACY_PROTOCOL_VERSION);
+    }
+    builder
+        .body(Full::new(body.into()))
+        .map_err(|e| e.to_string())
+}
+
+/// Opens a 2025-11-25 session on `sender`'s connection: `initialize`
+/// (request `id`, protocol version 2025-11-25, no capabilities) must be
+/// answered with a result and an `Mcp-Session-Id`, then
+/// `notifications/initialized` (with that id) with 202. Returns the id.
+pub async fn open_session(
+    sender: &mut Sender,
+    host: &HeaderValue,
+    id: u64,
+) -> Result<String, String> {
+    let request = legacy_request(host, None, initialize_body(id))?;
+    let (status, content_type, session, body) = exchange_with_session(sender, request)
+        .await
+        .map_err(|e| format!("initialize failed: {e}"))?;
+    check_initialize(id, status, content_type.as_deref(), &body)?;
+    let session = session.ok_or("initialize: no Mcp-Session-Id in the reply")?;
+    let request = legacy_request(host, Some(&session), INITIALIZED_BODY)?;
+    let (status, _, body) = exchange(sender, request)
+        .await
+        .map_err(|e| format!("notifications/initialized failed: {e}"))?;
+    if status != 202 {
+        return Err(format!(
+            "notifications/initialized: HTTP {status}, expected 202: {}",
+            String::from_utf8_lossy(&body)
+        ));
+    }
+    Ok(session)
+}
+
+async fn exchange_with_session(
     sender: &mut Sender,
     request: Request<Full<Bytes>>,
-) -> Result<(u16, Option<String>, Bytes), String> {
+) -> Result<(u16, Option<String>, Option<String>, Bytes), String> {
     sender.ready().await.map_err(|e| e.to_string())?;
     let response = sender
         .send_request(request)
@@ -314,10 +426,26 @@ async fn exchange(
         .map_err(|e| e.to_string())?;
     let (parts, body) = response.into_parts();
     let body = body.collect().await.map_err(|e| e.to_string())?.to_bytes();
-    let content_type = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    Ok((parts.status.as_u16(), content_type, body))
+    let text = |name: &str| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    Ok((
+        parts.status.as_u16(),
+        text("content-type"),
+        text("mcp-session-id"),
+        body,
+    ))
+}
+
+/// Sends one request and reads the whole reply: status, content type, body.
+pub async fn exchange(
+    sender: &mut Sender,
+    request: Request<Full<Bytes>>,
+) -> Result<(u16, Option<String>, Bytes), String> {
+    let (status, content_type, _, body) = exchange_with_session(sender, request).await?;
+    Ok((status, content_type, body))
 }

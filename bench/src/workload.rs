@@ -12,8 +12,12 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-/// The protocol revision every request speaks.
+/// The protocol revision every request speaks (but [`Workload::LegacyEcho`]).
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// The revision a legacy (session) client speaks: [`Workload::LegacyEcho`]
+/// and the `sessions` scenario.
+pub const LEGACY_PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// The endpoint path of every HTTP server under test.
 pub const PATH: &str = "/mcp";
@@ -51,6 +55,12 @@ pub enum Workload {
     /// `{"type":"object"}`, so the difference to [`Workload::Order`] is the
     /// cost of validation.
     OrderLoose,
+    /// What a 2025-11-25 client sends: `tools/call` of `echo` in the session
+    /// the connection opened with `initialize` (headers `Mcp-Session-Id` and
+    /// `MCP-Protocol-Version: 2025-11-25`, no `_meta` protocol keys, no
+    /// `Mcp-Method`/`Mcp-Name`). The reply may be JSON or an SSE stream; either
+    /// way it must carry the one result, with the text sent.
+    LegacyEcho,
 }
 
 impl Workload {
@@ -62,6 +72,22 @@ impl Workload {
             Workload::ToolsList => "tools/list (100 tools)",
             Workload::Order => "tools/call order (validated)",
             Workload::OrderLoose => "tools/call order_loose (not validated)",
+            Workload::LegacyEcho => "tools/call echo (2025-11-25 session)",
+        }
+    }
+
+    /// True for the workloads of a 2025-11-25 client (a session per
+    /// connection, opened before the first call).
+    pub fn is_legacy(self) -> bool {
+        self == Workload::LegacyEcho
+    }
+
+    /// The `MCP-Protocol-Version` header of every request.
+    pub fn protocol_version(self) -> &'static str {
+        if self.is_legacy() {
+            LEGACY_PROTOCOL_VERSION
+        } else {
+            PROTOCOL_VERSION
         }
     }
 
@@ -76,7 +102,7 @@ impl Workload {
     /// The tool called (the `Mcp-Name` header), if any.
     pub fn tool(self) -> Option<&'static str> {
         match self {
-            Workload::Echo => Some("echo"),
+            Workload::Echo | Workload::LegacyEcho => Some("echo"),
             Workload::EchoProgress => Some("echo_progress"),
             Workload::ToolsList => None,
             Workload::Order => Some("order"),
@@ -99,13 +125,17 @@ impl Workload {
             ),
             Workload::Order => call_body(id, "order", order_arguments(), ""),
             Workload::OrderLoose => call_body(id, "order_loose", order_arguments(), ""),
+            Workload::LegacyEcho => format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{}}}}}"#,
+                echo_arguments(id)
+            ),
         }
     }
 
     /// The text the reply to request `id` must carry.
     pub fn expected_text(self, id: u64) -> Option<String> {
         match self {
-            Workload::Echo | Workload::EchoProgress => Some(echo_text(id)),
+            Workload::Echo | Workload::EchoProgress | Workload::LegacyEcho => Some(echo_text(id)),
             Workload::ToolsList => None,
             Workload::Order | Workload::OrderLoose => Some(ORDER_REPLY.to_owned()),
         }
@@ -133,6 +163,10 @@ impl Workload {
                     return Err(format!("expected an SSE stream, got {media:?}"));
                 }
                 self.check_sse(id, body)
+            }
+            Workload::LegacyEcho if media.eq_ignore_ascii_case("text/event-stream") => {
+                let message = single_sse_message(body)?;
+                self.check_message(id, message.as_bytes())
             }
             _ => {
                 if !media.eq_ignore_ascii_case("application/json") {
@@ -225,6 +259,90 @@ impl Workload {
             Some(final_message) => self.check_message(id, final_message.as_bytes()),
             None => Err("empty SSE stream".to_owned()),
         }
+    }
+}
+
+/// The one JSON-RPC message of an SSE reply that must carry nothing else
+/// (priming events, comments and keep-alives have no data and are skipped).
+pub fn single_sse_message(body: &[u8]) -> Result<String, String> {
+    let text = std::str::from_utf8(body).map_err(|_| "SSE body is not UTF-8".to_owned())?;
+    let mut found: Option<String> = None;
+    for event in text.split("\n\n") {
+        let mut data = String::new();
+        for line in event.lines() {
+            if let Some(rest) = line.strip_prefix("data:") {
+                if !data.is_empty() {
+                    data.push('\n');
+                }
+                data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+            }
+        }
+        if data.trim().is_empty() {
+            continue;
+        }
+        if let Some(previous) = found.replace(data) {
+            return Err(format!(
+                "more than one message in the SSE reply; first: {}",
+                snippet(previous.as_bytes())
+            ));
+        }
+    }
+    found.ok_or_else(|| "no message in the SSE reply".to_owned())
+}
+
+/// The body of a 2025-11-25 `initialize` request number `id`.
+pub fn initialize_body(id: u64) -> String {
+    format!(
+        concat!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"initialize","params":{{"protocolVersion":"2025-11-25","#,
+            r#""capabilities":{{}},"clientInfo":{{"name":"toolwire-bench","version":"0.1.0"}}}}}}"#
+        ),
+        id
+    )
+}
+
+/// The body of `notifications/initialized`.
+pub const INITIALIZED_BODY: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// Checks the reply to `initialize` request `id` (JSON or a one-message SSE
+/// stream): a result naming protocol version 2025-11-25.
+pub fn check_initialize(
+    id: u64,
+    status: u16,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> Result<(), String> {
+    if status != 200 {
+        return Err(format!("initialize: HTTP {status}: {}", snippet(body)));
+    }
+    let media = content_type
+        .and_then(|v| v.split(';').next())
+        .map(str::trim)
+        .unwrap_or("");
+    let message = if media.eq_ignore_ascii_case("text/event-stream") {
+        single_sse_message(body)?
+    } else if media.eq_ignore_ascii_case("application/json") {
+        String::from_utf8_lossy(body).into_owned()
+    } else {
+        return Err(format!("initialize: unexpected content type {media:?}"));
+    };
+    let reply: serde_json::Value = serde_json::from_str(&message).map_err(|e| {
+        format!(
+            "initialize: not JSON ({e}): {}",
+            snippet(message.as_bytes())
+        )
+    })?;
+    if reply["id"] != id || reply.get("error").is_some() {
+        return Err(format!(
+            "initialize: not the result for id {id}: {}",
+            snippet(message.as_bytes())
+        ));
+    }
+    match reply["result"]["protocolVersion"].as_str() {
+        Some(LEGACY_PROTOCOL_VERSION) => Ok(()),
+        other => Err(format!(
+            "initialize: protocolVersion {other:?}, expected {LEGACY_PROTOCOL_VERSION}"
+        )),
     }
 }
 
@@ -435,5 +553,41 @@ mod tests {
                 .check(5, 200, Some("application/json"), ok)
                 .is_err()
         );
+    }
+    #[test]
+    fn legacy_requests_and_replies() {
+        let body: serde_json::Value = serde_json::from_str(&Workload::LegacyEcho.body(9)).unwrap();
+        assert_eq!(body["params"]["name"], "echo");
+        assert_eq!(body["params"]["arguments"]["text"], echo_text(9));
+        assert!(body["params"].get("_meta").is_none());
+        let init: serde_json::Value = serde_json::from_str(&initialize_body(1)).unwrap();
+        assert_eq!(init["params"]["protocolVersion"], LEGACY_PROTOCOL_VERSION);
+        let _: serde_json::Value = serde_json::from_str(INITIALIZED_BODY).unwrap();
+
+        let ok = br#"{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"hello from request 9"}]}}"#;
+        Workload::LegacyEcho
+            .check(9, 200, Some("application/json"), ok)
+            .unwrap();
+        let sse = format!(
+            "id: 0\nretry: 3000\ndata: \n\nid: 1\ndata: {}\n\n",
+            std::str::from_utf8(ok).unwrap()
+        );
+        Workload::LegacyEcho
+            .check(9, 200, Some("text/event-stream"), sse.as_bytes())
+            .unwrap();
+        assert!(
+            Workload::LegacyEcho
+                .check(8, 200, Some("text/event-stream"), sse.as_bytes())
+                .is_err()
+        );
+        let two = format!("{sse}data: {}\n\n", std::str::from_utf8(ok).unwrap());
+        assert!(
+            Workload::LegacyEcho
+                .check(9, 200, Some("text/event-stream"), two.as_bytes())
+                .is_err()
+        );
+        let init_ok = br#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}"#;
+        check_initialize(1, 200, Some("application/json"), init_ok).unwrap();
+        assert!(check_initialize(2, 200, Some("application/json"), init_ok).is_err());
     }
 }

@@ -1,10 +1,15 @@
 //! Runs the benchmarks and prints Markdown tables.
 //!
 //! ```text
-//! bench [compare|sse|list|schema|stdio|listen|all|instructions] [--rounds N]
-//!       [--duration SECS] [--warmup SECS] [--connections N] [--window N]
-//!       [--streams N] [--requests N]
+//! bench [compare|sse|list|schema|legacy|stdio|listen|sessions|all|instructions]
+//!       [--rounds N] [--duration SECS] [--warmup SECS] [--connections N]
+//!       [--window N] [--streams N] [--requests N] [--session-count N]
+//!       [--idle-timeout SECS]
 //! ```
+//!
+//! `sessions` opens `--session-count` (10,000) 2025-11-25 sessions, lets
+//! them expire (`--idle-timeout`, 20 s), checks their ids answer 404 and
+//! opens as many again, reading the server's RSS at each step.
 //!
 //! `instructions` needs valgrind: it runs each server under callgrind, sends
 //! 100 requests, zeroes the counters, sends `--requests` more (default
@@ -43,6 +48,8 @@ struct Options {
     window: usize,
     streams: usize,
     requests: u64,
+    session_count: usize,
+    idle_timeout: Duration,
 }
 
 impl Default for Options {
@@ -55,6 +62,8 @@ impl Default for Options {
             window: 64,
             streams: 10_000,
             requests: 1_000,
+            session_count: 10_000,
+            idle_timeout: Duration::from_secs(20),
         }
     }
 }
@@ -67,8 +76,9 @@ struct Variant {
     workload: Workload,
 }
 
-const USAGE: &str = "usage: bench [compare|sse|list|schema|stdio|listen|all|instructions] [--rounds N] \
-[--duration SECS] [--warmup SECS] [--connections N] [--window N] [--streams N] [--requests N]";
+const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|stdio|listen|sessions|all|instructions] \
+[--rounds N] [--duration SECS] [--warmup SECS] [--connections N] [--window N] [--streams N] \
+[--requests N] [--session-count N] [--idle-timeout SECS]";
 
 fn parse_args() -> Result<(String, Options), String> {
     let mut command = "compare".to_owned();
@@ -91,6 +101,13 @@ fn parse_args() -> Result<(String, Options), String> {
             "--window" => options.window = value("--window")?.max(1.0) as usize,
             "--streams" => options.streams = value("--streams")?.max(1.0) as usize,
             "--requests" => options.requests = value("--requests")?.max(1.0) as u64,
+            "--session-count" => {
+                options.session_count = value("--session-count")?.max(1.0) as usize
+            }
+            "--idle-timeout" => {
+                options.idle_timeout =
+                    Duration::from_secs(value("--idle-timeout")?.clamp(1.0, 3600.0) as u64)
+            }
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other if !other.starts_with('-') => command = other.to_owned(),
             other => return Err(format!("unknown option {other}\n{USAGE}")),
@@ -119,16 +136,20 @@ fn main() {
             "sse" => sse(&options).await,
             "list" => list(&options).await,
             "schema" => schema(&options).await,
+            "legacy" => legacy(&options).await,
             "stdio" => stdio(&options).await,
             "listen" => listen(&options).await,
+            "sessions" => sessions(&options).await,
             "instructions" => instructions(&options).await,
             "all" => {
                 compare(&options).await?;
                 sse(&options).await?;
                 list(&options).await?;
                 schema(&options).await?;
+                legacy(&options).await?;
                 stdio(&options).await?;
-                listen(&options).await
+                listen(&options).await?;
+                sessions(&options).await
             }
             other => Err(format!("unknown command {other}\n{USAGE}")),
         }
@@ -273,6 +294,38 @@ async fn schema(options: &Options) -> Result<(), String> {
     Ok(())
 }
 
+async fn legacy(options: &Options) -> Result<(), String> {
+    let variants = vec![
+        Variant {
+            label: "toolwire, 2025-11-25 session",
+            binary: "toolwire-echo",
+            args: vec![],
+            workload: Workload::LegacyEcho,
+        },
+        Variant {
+            label: "rmcp --sessions, 2025-11-25 session",
+            binary: "rmcp-echo",
+            args: vec!["--sessions".into()],
+            workload: Workload::LegacyEcho,
+        },
+        Variant {
+            label: "toolwire, 2026-07-28 (reference)",
+            binary: "toolwire-echo",
+            args: vec![],
+            workload: Workload::Echo,
+        },
+    ];
+    let rows = run_interleaved(&variants, options).await?;
+    println!(
+        "## tools/call echo from a 2025-11-25 client: one session per connection (initialize + notifications/initialized first), Mcp-Session-Id on every call\n"
+    );
+    println!("{}", report::table(&rows));
+    println!("- {}", report::ratios(&rows[0], &rows[1]));
+    println!("- {}", report::ratios(&rows[0], &rows[2]));
+    println!("{}", report::error_samples(&rows));
+    Ok(())
+}
+
 /// Runs every variant once per round, in order, each against a fresh server.
 async fn run_interleaved(variants: &[Variant], options: &Options) -> Result<Vec<Row>, String> {
     let mut rows: Vec<Row> = variants
@@ -296,6 +349,7 @@ async fn run_interleaved(variants: &[Variant], options: &Options) -> Result<Vec<
                 request_timeout: Duration::from_secs(10),
                 workload: variant.workload,
                 max_requests: None,
+                sessions: Vec::new(),
             };
             let result = loadgen::run(&config).await;
             let after = server.memory();
@@ -518,6 +572,7 @@ async fn listen(options: &Options) -> Result<(), String> {
         request_timeout: Duration::from_secs(10),
         workload: Workload::Echo,
         max_requests: None,
+        sessions: Vec::new(),
     })
     .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -673,6 +728,343 @@ async fn open_listen(addr: std::net::SocketAddr, id: u64) -> Result<OpenStream, 
 }
 
 // ---------------------------------------------------------------------------
+// 10,000 legacy sessions: memory per session, expiry, a second wave
+
+/// Connections the `sessions` scenario opens its sessions over.
+const SESSION_CONNECTIONS: usize = 16;
+/// Sessions whose ids are tried after the expiry (spread over the wave).
+const EXPIRY_SAMPLE: usize = 200;
+
+async fn sessions(options: &Options) -> Result<(), String> {
+    let n = options.session_count;
+    let idle = options.idle_timeout.as_secs().to_string();
+    let servers: Vec<(&str, &str, Vec<String>)> = vec![
+        (
+            "toolwire",
+            "toolwire-echo",
+            vec![
+                "--session-idle-timeout".into(),
+                idle.clone(),
+                "--max-sessions".into(),
+                (2 * n + 100).to_string(),
+            ],
+        ),
+        (
+            "rmcp --sessions",
+            "rmcp-echo",
+            vec![
+                "--sessions".into(),
+                "--session-idle-timeout".into(),
+                idle.clone(),
+            ],
+        ),
+    ];
+    let mut results = Vec::new();
+    for (label, name, args) in servers {
+        let path = binary(name)?;
+        eprintln!("sessions: {label}: {n} sessions, idle timeout {idle} s ...");
+        results.push((
+            label,
+            args.join(" "),
+            sessions_run(&path, &args, options).await?,
+        ));
+    }
+    println!(
+        "## {n} legacy (2025-11-25) sessions: initialize + notifications/initialized over {SESSION_CONNECTIONS} keep-alive connections, idle timeout {idle} s, then {n} more\n"
+    );
+    println!(
+        "| server | wave 1 opened (failed) | time | anon RSS before MiB | anon RSS with wave 1 MiB | bytes per session | expired ids answering 404 | anon RSS after expiry MiB | wave 2 opened (failed) | anon RSS with wave 2 MiB | wave 2 growth over wave 1 MiB | bytes per session, wave 2 | peak RSS MiB |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (label, _, run) in &results {
+        let per = |grown: i64, count: usize| {
+            if count > 0 {
+                format!("{:.0}", grown as f64 / count as f64)
+            } else {
+                "n/a".to_owned()
+            }
+        };
+        let first = run.wave1.anon as i64 - run.before.anon as i64;
+        let second = run.wave2.anon as i64 - run.wave1.anon as i64;
+        println!(
+            "| {label} | {} ({}) | {:.1} s | {} | {} | {} | {}/{} | {} | {} ({}) | {} | {:+.1} | {} | {} |",
+            run.first.ids.len(),
+            run.first.failures,
+            run.first.time.as_secs_f64(),
+            mib(run.before.anon),
+            mib(run.wave1.anon),
+            per(first, run.first.ids.len()),
+            run.expired_404,
+            run.expired_tried,
+            mib(run.expired.anon),
+            run.second.ids.len(),
+            run.second.failures,
+            mib(run.wave2.anon),
+            second as f64 / (1024.0 * 1024.0),
+            per(second, run.second.ids.len()),
+            mib(run.wave2.peak),
+        );
+    }
+    println!();
+    for (label, args, run) in &results {
+        println!(
+            "- {label} (`{args}`): a live wave-1 session answered its call: {}; after the expiry the probe opened before wave 1 answered {}; {} of the tried ids answered something other than 404{}",
+            run.live_check,
+            run.probe_status,
+            run.expired_tried - run.expired_404,
+            run.other_statuses,
+        );
+        for error in run.first.errors.iter().chain(&run.second.errors) {
+            println!("  - error: {error}");
+        }
+    }
+    println!();
+    Ok(())
+}
+
+struct SessionsRun {
+    before: Memory,
+    first: Wave,
+    wave1: Memory,
+    live_check: String,
+    probe_status: String,
+    expired_404: usize,
+    expired_tried: usize,
+    other_statuses: String,
+    expired: Memory,
+    second: Wave,
+    wave2: Memory,
+}
+
+async fn sessions_run(
+    path: &Path,
+    args: &[String],
+    options: &Options,
+) -> Result<SessionsRun, String> {
+    let n = options.session_count;
+    let server = ServerProcess::start(path, args)?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let addr = server.addr;
+    // A short legacy load first, so "before" is a server that has served.
+    let warm = loadgen::run(&LoadConfig {
+        addr,
+        connections: 8,
+        warmup: Duration::ZERO,
+        duration: Duration::from_secs(1),
+        request_timeout: Duration::from_secs(10),
+        workload: Workload::LegacyEcho,
+        max_requests: None,
+        sessions: Vec::new(),
+    })
+    .await;
+    if warm.errors > 0 || warm.ok == 0 {
+        return Err(format!(
+            "{}: the legacy warm-up failed: {:?}",
+            server.name, warm.sample_errors
+        ));
+    }
+    let probe = open_sessions(addr, 1, 1).await;
+    let Some(probe) = probe.ids.first().cloned() else {
+        return Err(format!(
+            "{}: could not open a session: {:?}",
+            server.name, probe.errors
+        ));
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = server.memory();
+
+    let first = open_sessions(addr, n, SESSION_CONNECTIONS).await;
+    if first.time > options.idle_timeout / 2 {
+        eprintln!(
+            "warning: opening the wave took {:.1} s, more than half the idle timeout: \
+             its first sessions may expire before the memory is read",
+            first.time.as_secs_f64()
+        );
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let wave1 = server.memory();
+
+    // One call in the newest session: it must be alive (and it is now the
+    // session used last).
+    let newest = first.ids.last().cloned().unwrap_or_else(|| probe.clone());
+    let live_check = match legacy_call(addr, &newest, 1).await {
+        Ok((200, content_type, body)) => {
+            match Workload::LegacyEcho.check(1, 200, content_type.as_deref(), &body) {
+                Ok(()) => "yes".to_owned(),
+                Err(error) => format!("no ({error})"),
+            }
+        }
+        Ok((status, _, body)) => format!("no (HTTP {status}: {})", String::from_utf8_lossy(&body)),
+        Err(error) => format!("no ({error})"),
+    };
+    let touched = Instant::now();
+    // toolwire sweeps every idle/4 (at most 30 s); rmcp's workers time out
+    // on their own. Wait for both, with a margin.
+    let wait = options.idle_timeout + (options.idle_timeout / 4).min(Duration::from_secs(30));
+    let until = touched + wait + Duration::from_secs(3);
+    eprintln!(
+        "sessions: waiting {:.0} s for the sessions to expire",
+        (until - Instant::now()).as_secs_f64()
+    );
+    tokio::time::sleep_until(until.into()).await;
+
+    let probe_status = match legacy_call(addr, &probe, 2).await {
+        Ok((status, _, _)) => format!("HTTP {status}"),
+        Err(error) => error,
+    };
+    let mut tried: Vec<String> = Vec::new();
+    if !first.ids.is_empty() {
+        let step = (first.ids.len() / EXPIRY_SAMPLE).max(1);
+        tried.extend(first.ids.iter().step_by(step).take(EXPIRY_SAMPLE).cloned());
+        tried.push(newest.clone());
+    }
+    let mut expired_404 = 0;
+    let mut others: HashMap<String, usize> = HashMap::new();
+    for id in &tried {
+        match legacy_call(addr, id, 3).await {
+            Ok((404, _, _)) => expired_404 += 1,
+            Ok((status, _, _)) => *others.entry(format!("HTTP {status}")).or_default() += 1,
+            Err(error) => *others.entry(error).or_default() += 1,
+        }
+    }
+    let other_statuses = if others.is_empty() {
+        String::new()
+    } else {
+        format!(" ({others:?})")
+    };
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let expired = server.memory();
+
+    let second = open_sessions(addr, n, SESSION_CONNECTIONS).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let wave2 = server.memory();
+    server.stop();
+    Ok(SessionsRun {
+        before,
+        first,
+        wave1,
+        live_check,
+        probe_status,
+        expired_404,
+        expired_tried: tried.len(),
+        other_statuses,
+        expired,
+        second,
+        wave2,
+    })
+}
+
+/// Sessions opened by [`open_sessions`].
+struct Wave {
+    ids: Vec<String>,
+    failures: usize,
+    errors: Vec<String>,
+    time: Duration,
+}
+
+/// Opens `n` legacy sessions over `connections` keep-alive connections (each
+/// opens its share one after another), then closes the connections.
+async fn open_sessions(addr: std::net::SocketAddr, n: usize, connections: usize) -> Wave {
+    let started = Instant::now();
+    let host = http::HeaderValue::from_str(&addr.to_string()).expect("an address is a valid Host");
+    let connections = connections.clamp(1, n.max(1));
+    let mut tasks = Vec::with_capacity(connections);
+    for index in 0..connections {
+        let share = n / connections + usize::from(index < n % connections);
+        let host = host.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut ids = Vec::with_capacity(share);
+            let mut failures = 0usize;
+            let mut errors = Vec::new();
+            let mut sender: Option<loadgen::Sender> = None;
+            for k in 0..share {
+                // A connection that keeps failing gives up its share.
+                if failures > 50 {
+                    failures += share - k;
+                    break;
+                }
+                let send = match sender.as_mut() {
+                    Some(send) => send,
+                    None => match loadgen::connect(addr).await {
+                        Ok(send) => sender.insert(send),
+                        Err(error) => {
+                            failures += 1;
+                            errors.push(format!("connect: {error}"));
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        }
+                    },
+                };
+                let id = k as u64 + 1;
+                match tokio::time::timeout(
+                    Duration::from_secs(10),
+                    loadgen::open_session(send, &host, id),
+                )
+                .await
+                {
+                    Ok(Ok(session)) => ids.push(session),
+                    Ok(Err(error)) => {
+                        failures += 1;
+                        errors.push(error);
+                        sender = None;
+                    }
+                    Err(_) => {
+                        failures += 1;
+                        errors.push("opening a session took more than 10 s".into());
+                        sender = None;
+                    }
+                }
+            }
+            errors.truncate(3);
+            (ids, failures, errors)
+        }));
+    }
+    let mut wave = Wave {
+        ids: Vec::with_capacity(n),
+        failures: 0,
+        errors: Vec::new(),
+        time: Duration::ZERO,
+    };
+    for task in tasks {
+        match task.await {
+            Ok((ids, failures, errors)) => {
+                wave.ids.extend(ids);
+                wave.failures += failures;
+                for error in errors {
+                    if wave.errors.len() < 5 {
+                        wave.errors.push(error);
+                    }
+                }
+            }
+            Err(error) => {
+                wave.failures += 1;
+                wave.errors.push(error.to_string());
+            }
+        }
+    }
+    wave.time = started.elapsed();
+    wave
+}
+
+/// One `tools/call` of `echo` (request `id`) in session `session`, on a
+/// connection of its own: status, content type, body.
+async fn legacy_call(
+    addr: std::net::SocketAddr,
+    session: &str,
+    id: u64,
+) -> Result<(u16, Option<String>, Bytes), String> {
+    let host = http::HeaderValue::from_str(&addr.to_string()).map_err(|e| e.to_string())?;
+    let mut sender = loadgen::connect(addr).await?;
+    let request = loadgen::legacy_request(&host, Some(session), Workload::LegacyEcho.body(id))?;
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        loadgen::exchange(&mut sender, request),
+    )
+    .await
+    .map_err(|_| "no reply within 10 s".to_owned())?
+}
+
+// ---------------------------------------------------------------------------
 // Instructions per request (callgrind)
 
 async fn instructions(options: &Options) -> Result<(), String> {
@@ -681,6 +1073,13 @@ async fn instructions(options: &Options) -> Result<(), String> {
         ("toolwire", "toolwire-echo", vec![], Workload::Echo),
         ("rmcp", "rmcp-echo", vec![], Workload::Echo),
         ("hyper (ceiling)", "hyper-echo", vec![], Workload::Echo),
+        ("toolwire", "toolwire-echo", vec![], Workload::LegacyEcho),
+        (
+            "rmcp --sessions",
+            "rmcp-echo",
+            vec!["--sessions".into()],
+            Workload::LegacyEcho,
+        ),
         (
             "toolwire",
             "toolwire-echo",
@@ -757,6 +1156,17 @@ async fn callgrind_count(
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        // Legacy calls go to sessions opened here, before the counters are
+        // zeroed, so the count holds calls only (no initialize).
+        let sessions = if workload.is_legacy() {
+            let wave = open_sessions(addr, 4, 1).await;
+            if wave.failures > 0 {
+                return Err(format!("could not open sessions: {:?}", wave.errors));
+            }
+            wave.ids
+        } else {
+            Vec::new()
+        };
         let load = |requests: u64| LoadConfig {
             addr,
             connections: 4,
@@ -765,6 +1175,7 @@ async fn callgrind_count(
             request_timeout: Duration::from_secs(60),
             workload,
             max_requests: Some(requests),
+            sessions: sessions.clone(),
         };
         let warm = loadgen::run(&load(100)).await;
         let control = |what: &str| {
@@ -819,7 +1230,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -2,14 +2,13 @@
 //! on 127.0.0.1 (the `bench` command starts servers itself).
 //!
 //! ```text
-//! loadgen <port> [echo|sse|list|order|order_loose] [--connections N] [--duration SECS] [--warmup SECS] [--requests N]
+//! loadgen <port> [echo|sse|list|order|order_loose|legacy] [--connections N] [--duration SECS] [--warmup SECS] [--requests N]
 //! ```
 //!
 //! `--requests N` stops after N requests in all (for instruction counts
 //! under callgrind: run the server under valgrind and send a fixed number).
-//!
-//! ```text
-//! ```
+//! `legacy` is a 2025-11-25 client: each connection opens a session
+//! (`initialize`, `notifications/initialized`), then calls `echo` in it.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -17,7 +16,7 @@ use std::time::Duration;
 use toolwire_bench::loadgen::{LoadConfig, run};
 use toolwire_bench::workload::Workload;
 
-const USAGE: &str = "usage: loadgen <port> [echo|sse|list|order|order_loose] [--connections N] [--duration SECS] [--warmup SECS] [--requests N]";
+const USAGE: &str = "usage: loadgen <port> [echo|sse|list|order|order_loose|legacy] [--connections N] [--duration SECS] [--warmup SECS] [--requests N]";
 
 fn main() {
     let mut port: Option<u16> = None;
@@ -44,6 +43,7 @@ fn main() {
             "list" => workload = Workload::ToolsList,
             "order" => workload = Workload::Order,
             "order_loose" => workload = Workload::OrderLoose,
+            "legacy" => workload = Workload::LegacyEcho,
             other => port = Some(other.parse().unwrap_or_else(|_| fail(USAGE))),
         }
     }
@@ -57,6 +57,7 @@ fn main() {
         request_timeout: Duration::from_secs(10),
         workload,
         max_requests: requests,
+        sessions: Vec::new(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
