@@ -2,14 +2,18 @@
 # Builds the benchmark servers and the load generator, then runs a scenario.
 #
 #   bench/run.sh                 # compare: toolwire vs rmcp vs bare hyper (about 1 minute)
-#   bench/run.sh all             # every scenario (compare, sse, list, schema, stdio, listen)
+#   bench/run.sh all             # every scenario (compare, sse, list, schema, legacy, stdio, listen, sessions)
 #   bench/run.sh compare --rounds 3 --duration 10 --connections 64
+#   bench/run.sh legacy          # 2025-11-25 clients (a session per connection): toolwire vs rmcp --sessions
+#   bench/run.sh sessions        # 10,000 legacy sessions, their expiry, a second wave (about 1.5 minutes)
+#   bench/run.sh instructions    # callgrind instructions per request (needs valgrind)
 #
 # Everything runs on 127.0.0.1; each server is started fresh per run and
 # killed after it. Only same-run ratios mean anything on a shared machine.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cargo build --release --quiet --manifest-path "$here/Cargo.toml" --bins
-# 10,000 listen streams need 10,000+ descriptors in each process.
+# 10,000 listen streams need 10,000+ descriptors in each process (the
+# sessions scenario needs only a few: its sessions share 16 connections).
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 exec "$here/target/release/bench" "$@"

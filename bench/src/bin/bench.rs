@@ -787,7 +787,7 @@ async fn sessions(options: &Options) -> Result<(), String> {
         let first = run.wave1.anon as i64 - run.before.anon as i64;
         let second = run.wave2.anon as i64 - run.wave1.anon as i64;
         println!(
-            "| {label} | {} ({}) | {:.1} s | {} | {} | {} | {}/{} | {} | {} ({}) | {} | {:+.1} | {} | {} |",
+            "| {label} | {} ({}) | {:.2} s | {} | {} | {} | {}/{} | {} | {} ({}) | {} | {:+.1} | {} | {} |",
             run.first.ids.len(),
             run.first.failures,
             run.first.time.as_secs_f64(),
