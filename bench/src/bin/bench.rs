@@ -4,12 +4,13 @@
 //! bench [compare|sse|list|schema|legacy|stdio|listen|sessions|all|instructions]
 //!       [--rounds N] [--duration SECS] [--warmup SECS] [--connections N]
 //!       [--window N] [--streams N] [--requests N] [--session-count N]
-//!       [--idle-timeout SECS]
+//!       [--idle-timeout SECS] [--waves N]
 //! ```
 //!
 //! `sessions` opens `--session-count` (10,000) 2025-11-25 sessions, lets
 //! them expire (`--idle-timeout`, 20 s), checks their ids answer 404 and
-//! opens as many again, reading the server's RSS at each step.
+//! opens as many again, reading the server's RSS at each step; `--waves N`
+//! (2 to 5) repeats expiry and opening up to wave N.
 //!
 //! `instructions` needs valgrind: it runs each server under callgrind, sends
 //! 100 requests, zeroes the counters, sends `--requests` more (default
@@ -50,6 +51,7 @@ struct Options {
     requests: u64,
     session_count: usize,
     idle_timeout: Duration,
+    waves: usize,
 }
 
 impl Default for Options {
@@ -64,6 +66,7 @@ impl Default for Options {
             requests: 1_000,
             session_count: 10_000,
             idle_timeout: Duration::from_secs(20),
+            waves: 2,
         }
     }
 }
@@ -78,7 +81,7 @@ struct Variant {
 
 const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|stdio|listen|sessions|all|instructions] \
 [--rounds N] [--duration SECS] [--warmup SECS] [--connections N] [--window N] [--streams N] \
-[--requests N] [--session-count N] [--idle-timeout SECS]";
+[--requests N] [--session-count N] [--idle-timeout SECS] [--waves N]";
 
 fn parse_args() -> Result<(String, Options), String> {
     let mut command = "compare".to_owned();
@@ -104,6 +107,7 @@ fn parse_args() -> Result<(String, Options), String> {
             "--session-count" => {
                 options.session_count = value("--session-count")?.max(1.0) as usize
             }
+            "--waves" => options.waves = value("--waves")?.clamp(2.0, 5.0) as usize,
             "--idle-timeout" => {
                 options.idle_timeout =
                     Duration::from_secs(value("--idle-timeout")?.clamp(1.0, 3600.0) as u64)
@@ -814,7 +818,24 @@ async fn sessions(options: &Options) -> Result<(), String> {
             run.expired_tried - run.expired_404,
             run.other_statuses,
         );
-        for error in run.first.errors.iter().chain(&run.second.errors) {
+        let mut previous = run.wave2;
+        for (k, (expired, wave, open)) in run.later.iter().enumerate() {
+            println!(
+                "  - wave {}: anon RSS {} MiB once wave {} expired; {} opened ({} failed) in {:.2} s; anon RSS {} MiB with it, {:+.1} MiB over wave {}",
+                k + 3,
+                mib(expired.anon),
+                k + 2,
+                wave.ids.len(),
+                wave.failures,
+                wave.time.as_secs_f64(),
+                mib(open.anon),
+                (open.anon as i64 - previous.anon as i64) as f64 / (1024.0 * 1024.0),
+                k + 2,
+            );
+            previous = *open;
+        }
+        let errors = run.first.errors.iter().chain(&run.second.errors);
+        for error in errors.chain(run.later.iter().flat_map(|(_, wave, _)| &wave.errors)) {
             println!("  - error: {error}");
         }
     }
@@ -834,6 +855,9 @@ struct SessionsRun {
     expired: Memory,
     second: Wave,
     wave2: Memory,
+    /// Waves 3 and on: memory once the wave before expired, the wave, memory
+    /// with it open.
+    later: Vec<(Memory, Wave, Memory)>,
 }
 
 async fn sessions_run(
@@ -938,6 +962,20 @@ async fn sessions_run(
     let second = open_sessions(addr, n, SESSION_CONNECTIONS).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let wave2 = server.memory();
+    // Further waves (`--waves`), each after the one before has expired.
+    let mut later = Vec::new();
+    for _ in 2..options.waves {
+        let until = Instant::now() + wait + Duration::from_secs(3);
+        eprintln!(
+            "sessions: waiting {:.0} s for the sessions to expire",
+            (until - Instant::now()).as_secs_f64()
+        );
+        tokio::time::sleep_until(until.into()).await;
+        let expired = server.memory();
+        let wave = open_sessions(addr, n, SESSION_CONNECTIONS).await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        later.push((expired, wave, server.memory()));
+    }
     server.stop();
     Ok(SessionsRun {
         before,
@@ -951,6 +989,7 @@ async fn sessions_run(
         expired,
         second,
         wave2,
+        later,
     })
 }
 
