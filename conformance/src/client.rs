@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 use toolwire::client::auth::{AuthError, FollowRedirect, OAuth, PreRegistered};
-use toolwire::client::transport::HttpTransport;
+use toolwire::client::transport::{HttpTransport, ProtocolMode};
 use toolwire::client::{Client, Error, ToolInfo, TransportError};
 use toolwire::protocol::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
@@ -37,20 +37,37 @@ pub struct Run {
     pub url: String,
     /// `MCP_CONFORMANCE_CONTEXT`, parsed (`null` when not set).
     pub context: Value,
+    /// The era the suite's mock speaks, from `MCP_CONFORMANCE_PROTOCOL_VERSION`
+    /// (its legacy mocks answer modern requests too, so auto detection
+    /// would take them for modern servers).
+    pub mode: ProtocolMode,
+}
+
+/// The era to speak for the revision the suite runs.
+pub fn mode_for(version: Option<&str>) -> ProtocolMode {
+    match version {
+        Some(v) if toolwire::protocol::is_legacy_version(v) => ProtocolMode::Legacy,
+        _ => ProtocolMode::Auto,
+    }
 }
 
 /// Builds the client every scenario uses: HTTP to `url`, with handlers for
 /// every kind of input request, so it declares `elicitation`, `sampling`
 /// and `roots`.
-pub fn fixture_client(url: &str) -> Result<Client, Error> {
-    Ok(client_on(HttpTransport::new(url)?))
+pub fn fixture_client(url: &str, mode: ProtocolMode) -> Result<Client, Error> {
+    Ok(client_on(
+        HttpTransport::builder(url).protocol(mode).build()?,
+    ))
 }
 
 /// The fixture client for the `auth/*` scenarios: the same client, over a
 /// transport that authorizes with OAuth when the mock answers 401.
-pub fn authorizing_client(url: &str, context: &Value) -> Result<Client, Error> {
+pub fn authorizing_client(url: &str, context: &Value, mode: ProtocolMode) -> Result<Client, Error> {
     let oauth = oauth(context).map_err(TransportError::from)?;
-    let transport = HttpTransport::builder(url).oauth(oauth).build()?;
+    let transport = HttpTransport::builder(url)
+        .oauth(oauth)
+        .protocol(mode)
+        .build()?;
     Ok(client_on(transport))
 }
 
@@ -94,9 +111,9 @@ impl Run {
     /// loop over many is reported on stderr and the loop goes on.
     pub async fn execute(&self) -> Result<(), Error> {
         let client = if self.scenario.starts_with("auth/") {
-            authorizing_client(&self.url, &self.context)?
+            authorizing_client(&self.url, &self.context, self.mode)?
         } else {
-            fixture_client(&self.url)?
+            fixture_client(&self.url, self.mode)?
         };
         match self.scenario.as_str() {
             "tools_call" => {
@@ -250,8 +267,9 @@ fn prompt_arguments(prompt: &Prompt) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Accepts a form with a value of the right type for every field; declines
-/// URL mode (there is nobody to visit the page).
+/// Accepts a form with a value for every field: its default when the
+/// schema gives one (what a user accepting the pre-filled form sends), else
+/// one of the right type; declines URL mode (nobody visits the page).
 pub fn accept_form(params: &ElicitRequestParams) -> ElicitResult {
     let ElicitRequestParams::Form(form) = params else {
         return ElicitResult::decline();
@@ -269,6 +287,10 @@ pub fn accept_form(params: &ElicitRequestParams) -> ElicitResult {
 }
 
 fn form_value(schema: &Value) -> ElicitValue {
+    let default = schema.get("default").cloned();
+    if let Some(value) = default.and_then(|d| serde_json::from_value(d).ok()) {
+        return value;
+    }
     let first_choice = schema
         .get("enum")
         .and_then(Value::as_array)

@@ -30,10 +30,12 @@ fn main() -> ExitCode {
         },
         Err(_) => Value::Null,
     };
+    let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").ok();
     let run = Run {
         scenario,
         url,
         context,
+        mode: toolwire_conformance::client::mode_for(version.as_deref()),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

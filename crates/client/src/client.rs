@@ -16,11 +16,11 @@ use toolwire_protocol::{
 use crate::cache::{Cache, Freshness, Slot};
 use crate::error::{Error, TransportError};
 use crate::handlers::{ElicitationHandler, Handlers, RootsProvider, SamplingHandler, StaticRoots};
-use crate::mrtr::{Origin, answer_all, parse_input_required, retry_params};
+use crate::mrtr::{InboundAnswers, Origin, answer_all, parse_input_required, retry_params};
 use crate::options::{RequestNotification, RequestOptions, TimeoutPolicy};
 use crate::safety::{AllowAll, ApprovalHook, AuditHook};
 use crate::tool_book::ToolBook;
-use crate::transport::{Exchange, OutgoingRequest, Transport, TransportKind};
+use crate::transport::{Era, Exchange, OutgoingRequest, Transport, TransportKind};
 
 /// Ids are unique across every client in the process, so clients may share a transport.
 static NEXT_ID: AtomicI64 = AtomicI64::new(1);
@@ -261,9 +261,14 @@ impl ClientBuilder {
     pub fn build(self) -> Client {
         let server_key = self.transport.server_key();
         let capabilities = self.handlers.capabilities();
+        let name = self.name.unwrap_or_else(|| server_key.clone());
+        self.transport.set_inbound(Arc::new(InboundAnswers {
+            handlers: self.handlers.clone(),
+            server: name.clone(),
+        }));
         Client {
             inner: Arc::new(ClientInner {
-                name: self.name.unwrap_or_else(|| server_key.clone()),
+                name,
                 server_key,
                 transport: self.transport,
                 info: self.info,
@@ -289,10 +294,34 @@ impl Client {
         &self.inner.name
     }
 
-    /// The protocol version requests are sent with (it changes when the
-    /// server asks for another one).
+    /// The protocol version spoken: the one requests are sent with (it
+    /// changes when the server asks for another one), or on a legacy
+    /// session the one `initialize` negotiated.
     pub fn protocol_version(&self) -> String {
+        match self.inner.transport.negotiated_version() {
+            Some(version) => version,
+            None => read(&self.inner.version).clone(),
+        }
+    }
+
+    /// The version put in requests' `_meta` (a legacy transport strips it).
+    pub(crate) fn request_version(&self) -> String {
         read(&self.inner.version).clone()
+    }
+
+    /// The era the server speaks: known after the first request (or at
+    /// once when the transport forces one).
+    ///
+    /// ```
+    /// use toolwire_client::{Client, transport::{Era, HttpTransport, ProtocolMode}};
+    /// let transport = HttpTransport::builder("http://127.0.0.1:8080/mcp")
+    ///     .protocol(ProtocolMode::Legacy)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(Client::builder(transport).build().era(), Some(Era::Legacy));
+    /// ```
+    pub fn era(&self) -> Option<Era> {
+        self.inner.transport.era()
     }
 
     /// The capabilities declared on every request (from the installed handlers).
@@ -322,8 +351,10 @@ impl Client {
             .cached("server/discover", JsonObject::new(), &RequestOptions::new())
             .await?;
         let discovered: DiscoverResult = parse(result)?;
-        let version = self.common_version(&discovered.supported_versions)?;
-        *write(&self.inner.version) = version;
+        if self.era() != Some(Era::Legacy) {
+            let version = self.common_version(&discovered.supported_versions)?;
+            *write(&self.inner.version) = version;
+        }
         Ok(Fetched {
             value: discovered,
             freshness,
@@ -383,7 +414,7 @@ impl Client {
         options: &RequestOptions,
         param_headers: &[(String, String)],
     ) -> Result<JsonObject, Error> {
-        let version = self.protocol_version();
+        let version = self.request_version();
         let first = self
             .request_once(method, params, options, param_headers, &version)
             .await;

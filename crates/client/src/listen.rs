@@ -124,7 +124,7 @@ impl Client {
         let filter =
             serde_json::to_value(filter).map_err(|e| Error::InvalidArguments(e.to_string()))?;
         params.insert("notifications".into(), filter);
-        let mut version = self.protocol_version();
+        let mut version = self.request_version();
         let mut retried = false;
         loop {
             let (exchange, id) = self

@@ -8,11 +8,14 @@
 use serde::Serialize;
 use serde_json::Value;
 use toolwire_protocol::{
-    ElicitRequestParams, InputRequest, InputRequiredResult, InputResponses, JsonObject,
+    ElicitRequestParams, ErrorObject, ErrorResponse, InputRequest, InputRequiredResult,
+    InputResponses, JsonObject, Message, Request, ResultResponse,
 };
 
 use crate::error::Error;
+use crate::future::BoxFuture;
 use crate::handlers::{Handlers, InputContext};
+use crate::transport::InboundHandler;
 
 /// What a call is about, to tell handlers where a request comes from.
 #[derive(Debug, Clone)]
@@ -108,6 +111,61 @@ async fn answer_one(
                 .await
                 .map_err(|e| failed(e.to_string()))?;
             to_json(toolwire_protocol::ListRootsResult { roots }, &failed)
+        }
+    }
+}
+
+/// The same handlers answering real server→client requests, as a legacy
+/// (2025-11-25 era) server sends them; the transport delivers the answer.
+#[derive(Debug, Clone)]
+pub(crate) struct InboundAnswers {
+    pub handlers: Handlers,
+    pub server: String,
+}
+
+impl InboundHandler for InboundAnswers {
+    fn handle(&self, request: Request) -> BoxFuture<'static, Message> {
+        let this = self.clone();
+        Box::pin(async move {
+            let id = request.id.clone();
+            match this.answer(request).await {
+                Ok(result) => Message::Result(ResultResponse::new(id, result)),
+                Err(error) => Message::Error(ErrorResponse::new(Some(id), error)),
+            }
+        })
+    }
+}
+
+impl InboundAnswers {
+    async fn answer(&self, request: Request) -> Result<JsonObject, ErrorObject> {
+        let known = matches!(
+            request.method.as_str(),
+            "elicitation/create" | "sampling/createMessage" | "roots/list"
+        );
+        if !known {
+            return Err(ErrorObject::method_not_found(&request.method));
+        }
+        let mut shape = JsonObject::new();
+        shape.insert("method".into(), Value::String(request.method.clone()));
+        if let Some(params) = request.params {
+            shape.insert("params".into(), Value::Object(params));
+        }
+        let input: InputRequest = serde_json::from_value(Value::Object(shape))
+            .map_err(|e| ErrorObject::invalid_params(format!("invalid {}: {e}", request.method)))?;
+        let cx = InputContext {
+            server: self.server.clone(),
+            method: String::new(),
+            target: String::new(),
+            key: request.id.to_string(),
+            round: 1,
+        };
+        match answer_one(&self.handlers, &input, cx).await {
+            Ok(Value::Object(result)) => Ok(result),
+            Ok(other) => Err(ErrorObject::internal(format!("handler answered {other}"))),
+            Err(Error::Input { reason, .. }) if reason.starts_with("no handler") => {
+                Err(ErrorObject::method_not_found(&request.method))
+            }
+            Err(error) => Err(ErrorObject::internal(error.to_string())),
         }
     }
 }

@@ -300,6 +300,7 @@ fn ticking_server(steps: u32) -> toolwire_client::transport::StdioTransport {
         let (r, w) = tokio::io::split(client_end);
         Ok(toolwire_client::transport::Connection::new(r, w))
     })
+    .protocol(toolwire_client::transport::ProtocolMode::Modern)
     .build()
 }
 

@@ -69,11 +69,13 @@ impl Session {
         lock(&self.credentials_key).clone()
     }
 
-    /// POSTs `body` to the MCP endpoint with the session's token, authorizing
-    /// and retrying as the server demands.
+    /// Sends `method` (a POST with `body`, or a GET or DELETE) to the MCP
+    /// endpoint with the session's token, authorizing and retrying as the
+    /// server demands.
     pub(crate) async fn send(
         &self,
         http: &reqwest::Client,
+        method: reqwest::Method,
         url: &Url,
         headers: &HeaderMap,
         body: &[u8],
@@ -90,13 +92,14 @@ impl Session {
                 value.set_sensitive(true);
                 headers.insert(AUTHORIZATION, value);
             }
-            let response = http
-                .post(url.clone())
-                .headers(headers)
-                .body(body.to_vec())
+            let mut request = http.request(method.clone(), url.clone()).headers(headers);
+            if method == reqwest::Method::POST {
+                request = request.body(body.to_vec());
+            }
+            let response = request
                 .send()
                 .await
-                .map_err(|e| SendError::Io(format!("POST {url} failed: {e}")))?;
+                .map_err(|e| SendError::Io(format!("{method} {url} failed: {e}")))?;
             let challenge = BearerChallenge::from_headers(
                 response
                     .headers()

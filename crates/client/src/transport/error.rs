@@ -24,6 +24,10 @@ pub enum TransportError {
     /// A message could not be parsed.
     #[error("malformed message: {0}")]
     Malformed(String),
+    /// Opening a legacy (2025-11-25 era) session failed: `initialize` was
+    /// refused or answered with a version this client does not speak.
+    #[error("legacy handshake failed: {0}")]
+    Handshake(String),
     /// The transport was shut down.
     #[error("transport is shut down")]
     Shutdown,

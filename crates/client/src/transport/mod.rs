@@ -7,20 +7,28 @@
 //! subscription's notifications). Dropping an exchange before its response
 //! arrived cancels the request (HTTP: the response stream is closed; stdio:
 //! `notifications/cancelled` is sent).
+//!
+//! Both transports also speak the 2025-11-25 era ("legacy": `initialize`,
+//! sessions) when the server does: [`ProtocolMode::Auto`] (the default)
+//! finds out on first contact, as the specification describes; see
+//! [`legacy`] for how requests are mapped.
 
 use std::fmt;
+use std::sync::{Arc, RwLock};
 
 use tokio::sync::mpsc;
 use toolwire_protocol::{Message, Request};
 
 mod error;
 pub mod http;
+pub mod legacy;
 pub(crate) mod sse;
 pub mod stdio;
 
 pub use crate::future::BoxFuture;
 pub use error::TransportError;
 pub use http::{HttpTransport, HttpTransportBuilder};
+pub use legacy::{Era, InboundHandler, ProtocolMode};
 pub use stdio::{
     ChildProcess, CommandBuilder, Connection, Connector, StdioTransport, StdioTransportBuilder,
 };
@@ -77,6 +85,42 @@ pub trait Transport: Send + Sync + fmt::Debug {
     /// Shuts the transport down; pending requests fail.
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
+    }
+
+    /// The era the server was found to speak (`None` until first contact).
+    fn era(&self) -> Option<Era> {
+        None
+    }
+
+    /// The version a legacy session negotiated with `initialize`.
+    fn negotiated_version(&self) -> Option<String> {
+        None
+    }
+
+    /// Installs the handler for requests a legacy server sends to the client.
+    fn set_inbound(&self, handler: Arc<dyn InboundHandler>) {
+        let _ = handler;
+    }
+}
+
+/// Where a transport keeps its [`InboundHandler`] (shared with its
+/// connections, so one installed later still reaches them).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct InboundSlot(Arc<RwLock<Option<Arc<dyn InboundHandler>>>>);
+
+impl InboundSlot {
+    pub(crate) fn set(&self, handler: Arc<dyn InboundHandler>) {
+        *self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(handler);
+    }
+
+    pub(crate) fn get(&self) -> Option<Arc<dyn InboundHandler>> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 

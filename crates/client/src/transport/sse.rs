@@ -2,9 +2,10 @@
 //!
 //! Only what MCP needs: `data` fields are joined with newlines and each event's
 //! data is handed out when a blank line ends the event; comments (`:` lines,
-//! used as keep-alives), `id`, `retry` and `event` fields are ignored (MCP
-//! streams are not resumable and every event is a JSON-RPC message). Lines may
-//! end in CRLF, LF or CR, and may be split anywhere across chunks.
+//! used as keep-alives) and `event` fields are ignored (every event is a
+//! JSON-RPC message). The last `id` and `retry` seen are kept for resuming a
+//! legacy (2025-11-25) stream. Lines may end in CRLF, LF or CR, and may be
+//! split anywhere across chunks.
 
 /// Parses SSE bytes into event payloads.
 #[derive(Debug, Default)]
@@ -14,6 +15,10 @@ pub(crate) struct SseParser {
     after_cr: bool,
     max_event_bytes: usize,
     overflowed: bool,
+    /// The last event id the stream sent (`id:` field), for `Last-Event-ID`.
+    pub(crate) last_event_id: Option<String>,
+    /// The reconnection delay the stream asked for (`retry:` field), in ms.
+    pub(crate) retry_ms: Option<u64>,
 }
 
 /// An event larger than the parser's limit.
@@ -88,6 +93,16 @@ impl SseParser {
             }
             None => (&line[..], &b""[..]),
         };
+        if field == b"id" && !value.contains(&0) {
+            self.last_event_id = Some(String::from_utf8_lossy(value).into_owned());
+            return;
+        }
+        if field == b"retry" {
+            if let Some(ms) = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok()) {
+                self.retry_ms = Some(ms);
+            }
+            return;
+        }
         if field == b"data" {
             let value = String::from_utf8_lossy(value);
             match &mut self.data {
@@ -125,6 +140,20 @@ mod tests {
     fn comments_and_other_fields_are_ignored() {
         let events = parse_all(&[b":\r\n: keep-alive\r\nid: 7\r\nretry: 10\r\ndata: x\r\n\r\n"]);
         assert_eq!(events, ["x"]);
+    }
+
+    #[test]
+    fn the_last_id_and_retry_are_kept() {
+        let mut parser = SseParser::new(1 << 20);
+        let events = parser.push(b"id: event-1\nretry: 500\ndata: \n\n").unwrap();
+        assert_eq!(events, [""]);
+        assert_eq!(parser.last_event_id.as_deref(), Some("event-1"));
+        assert_eq!(parser.retry_ms, Some(500));
+        parser.push(b"retry: soon\nid: 2\n\n").unwrap();
+        assert_eq!(
+            (parser.last_event_id.as_deref(), parser.retry_ms),
+            (Some("2"), Some(500))
+        );
     }
 
     #[test]

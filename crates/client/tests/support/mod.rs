@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, split};
 use tokio_util::codec::{FramedRead, LinesCodec};
 use toolwire_client::Client;
-use toolwire_client::transport::{Connection, HttpTransport, StdioTransport};
+use toolwire_client::transport::{Connection, HttpTransport, ProtocolMode, StdioTransport};
 use toolwire_protocol::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, JsonObject, ListRootsResult,
     LoggingLevel, Message, Request, ResultResponse, Role, SamplingContent, SamplingMessage,
@@ -306,7 +306,8 @@ pub fn reply(request: &Request, result: Value) -> Message {
     Message::Result(ResultResponse::new(request.id.clone(), object(result)))
 }
 
-/// A fake stdio server in this process, answering with `script`.
+/// A fake stdio server in this process, answering with `script`. It plays
+/// a 2026-07-28 server, so the transport is told so (no discover probe).
 pub fn fake_stdio(script: Script) -> (StdioTransport, Received) {
     let received = Received::default();
     let log = received.clone();
@@ -336,6 +337,7 @@ pub fn fake_stdio(script: Script) -> (StdioTransport, Received) {
             Ok(Connection::new(read, write))
         }
     })
+    .protocol(ProtocolMode::Modern)
     .build();
     (transport, received)
 }

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::transport::ProtocolMode;
+
 /// Settings of a stdio transport.
 #[derive(Debug, Clone)]
 pub(super) struct StdioConfig {
@@ -9,6 +11,11 @@ pub(super) struct StdioConfig {
     pub(super) term_grace: Duration,
     pub(super) max_line_bytes: usize,
     pub(super) stderr_lines: usize,
+    pub(super) mode: ProtocolMode,
+    /// How long auto mode waits for the `server/discover` probe's answer.
+    pub(super) probe_timeout: Duration,
+    /// How long to wait for the answer to `initialize`.
+    pub(super) handshake_timeout: Duration,
 }
 
 impl Default for StdioConfig {
@@ -18,6 +25,9 @@ impl Default for StdioConfig {
             term_grace: Duration::from_secs(2),
             max_line_bytes: 16 * 1024 * 1024,
             stderr_lines: 200,
+            mode: ProtocolMode::Auto,
+            probe_timeout: Duration::from_secs(3),
+            handshake_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use futures::StreamExt;
 use serde_json::Value;
@@ -17,7 +17,8 @@ use toolwire_protocol::{Message, Notification, ProgressToken, RequestId, keys};
 
 use super::config::StdioConfig;
 use super::connector::Connection;
-use crate::transport::{Exchange, TransportError};
+use crate::transport::legacy::{LegacySession, answer_inbound};
+use crate::transport::{Exchange, InboundSlot, TransportError};
 
 type Sender = mpsc::UnboundedSender<Result<Message, TransportError>>;
 
@@ -25,8 +26,28 @@ type Sender = mpsc::UnboundedSender<Result<Message, TransportError>>;
 #[derive(Debug)]
 struct Route {
     tx: Sender,
+    hints: RouteHints,
+}
+
+/// What routes notifications to a request: its progress token, and whether
+/// it asked for log messages.
+#[derive(Debug, Clone, Default)]
+pub(super) struct RouteHints {
     progress_token: Option<ProgressToken>,
     wants_logs: bool,
+}
+
+impl RouteHints {
+    /// The hints in a request's `_meta` (read before a legacy session strips it).
+    pub(super) fn of(request: &toolwire_protocol::Request) -> RouteHints {
+        let meta = request.params.as_ref().and_then(|p| p.get("_meta"));
+        RouteHints {
+            progress_token: meta
+                .and_then(|m| m.get(keys::PROGRESS_TOKEN))
+                .and_then(|t| serde_json::from_value(t.clone()).ok()),
+            wants_logs: meta.is_some_and(|m| m.get(keys::LOG_LEVEL).is_some()),
+        }
+    }
 }
 
 /// One open connection: a writer task, a reader task and the routes.
@@ -37,6 +58,9 @@ pub(super) struct Link {
     closed: CancellationToken,
     stop_writing: CancellationToken,
     child: tokio::sync::Mutex<Option<Child>>,
+    /// Set once a legacy session was opened on this connection.
+    legacy: OnceLock<Arc<LegacySession>>,
+    inbound: InboundSlot,
 }
 
 impl Link {
@@ -44,6 +68,7 @@ impl Link {
         connection: Connection,
         config: &StdioConfig,
         stderr_ring: Arc<Mutex<VecDeque<String>>>,
+        inbound: InboundSlot,
     ) -> Arc<Link> {
         let (tx, rx) = mpsc::unbounded_channel();
         let link = Arc::new(Link {
@@ -52,6 +77,8 @@ impl Link {
             closed: CancellationToken::new(),
             stop_writing: CancellationToken::new(),
             child: tokio::sync::Mutex::new(connection.child),
+            legacy: OnceLock::new(),
+            inbound,
         });
         tokio::spawn(write_lines(
             connection.writer,
@@ -78,17 +105,17 @@ impl Link {
         self: &Arc<Self>,
         request: toolwire_protocol::Request,
     ) -> Result<Exchange, TransportError> {
+        let hints = RouteHints::of(&request);
+        self.send_routed(request, hints)
+    }
+
+    /// Sends `request`; notifications reach it by `hints`.
+    pub(super) fn send_routed(
+        self: &Arc<Self>,
+        request: toolwire_protocol::Request,
+        hints: RouteHints,
+    ) -> Result<Exchange, TransportError> {
         let id = request.id.clone();
-        let meta = request.params.as_ref().and_then(|p| p.get("_meta"));
-        let progress_token: Option<ProgressToken> = meta
-            .and_then(|m| m.get(keys::PROGRESS_TOKEN))
-            .and_then(|t| serde_json::from_value(t.clone()).ok());
-        let wants_logs = meta.is_some_and(|m| m.get(keys::LOG_LEVEL).is_some());
-        let route_of = |tx| Route {
-            tx,
-            progress_token,
-            wants_logs,
-        };
         let line = encode_line(&Message::Request(request))?;
         let (tx, rx) = mpsc::unbounded_channel();
         {
@@ -98,7 +125,7 @@ impl Link {
                     "request id {id} is already in flight"
                 )));
             }
-            routes.insert(id.clone(), route_of(tx));
+            routes.insert(id.clone(), Route { tx, hints });
         }
         if self.writer.send(line).is_err() || !self.is_alive() {
             lock(&self.routes).remove(&id);
@@ -113,6 +140,28 @@ impl Link {
         Ok(Exchange::new(rx, Some(Box::new(guard))))
     }
 
+    /// Writes a notification or a response.
+    pub(super) fn write(&self, message: &Message) -> Result<(), TransportError> {
+        let line = encode_line(message)?;
+        self.writer
+            .send(line)
+            .map_err(|_| TransportError::Closed(" (the server's input is closed)".into()))
+    }
+
+    /// Stops waiting for `id` without telling the server (a probe that timed out).
+    pub(super) fn forget(&self, id: &RequestId) {
+        lock(&self.routes).remove(id);
+    }
+
+    /// The legacy session opened on this connection, if any.
+    pub(super) fn legacy(&self) -> Option<Arc<LegacySession>> {
+        self.legacy.get().cloned()
+    }
+
+    pub(super) fn set_legacy(&self, session: Arc<LegacySession>) {
+        let _ = self.legacy.set(session);
+    }
+
     /// Routes one message from the server.
     fn route(&self, message: Message) {
         match message {
@@ -123,11 +172,30 @@ impl Link {
                     tracing::warn!(error = %e.error, "stdio server sent an error without an id")
                 }
             },
-            Message::Notification(n) => self.notify(n),
+            Message::Notification(n) => {
+                if let Some(session) = self.legacy.get() {
+                    session.broadcast(&n);
+                }
+                self.notify(n);
+            }
+            Message::Request(r) if self.legacy.get().is_some() => self.answer_request(r),
             Message::Request(r) => {
-                tracing::warn!(method = %r.method, "stdio server sent a request; servers must not (ignored)");
+                tracing::warn!(method = %r.method, "stdio server sent a request outside a legacy session (ignored)");
             }
         }
+    }
+
+    /// Answers a legacy server's request in a task (the handler may wait
+    /// for the user) and writes the response to the pipe.
+    fn answer_request(&self, request: toolwire_protocol::Request) {
+        let reply = answer_inbound(self.inbound.get(), request);
+        let writer = self.writer.clone();
+        tokio::spawn(async move {
+            let response = reply.await;
+            if let Ok(line) = encode_line(&response) {
+                let _ = writer.send(line);
+            }
+        });
     }
 
     fn answer(&self, id: &RequestId, message: Message) {
@@ -154,10 +222,10 @@ impl Link {
                 .and_then(|v| serde_json::from_value::<ProgressToken>(v.clone()).ok());
             routes
                 .values()
-                .filter(|r| token.is_some() && r.progress_token == token)
+                .filter(|r| token.is_some() && r.hints.progress_token == token)
                 .collect()
         } else if notification.method == "notifications/message" {
-            routes.values().filter(|r| r.wants_logs).collect()
+            routes.values().filter(|r| r.hints.wants_logs).collect()
         } else if notification.method == "notifications/cancelled" {
             let id = params
                 .and_then(|p| p.get("requestId"))
@@ -185,6 +253,9 @@ impl Link {
             let _ = route
                 .tx
                 .send(Err(TransportError::Closed(reason.to_owned())));
+        }
+        if let Some(session) = self.legacy.get() {
+            session.end(reason);
         }
     }
 

@@ -18,10 +18,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::{BoxFuture, Exchange, OutgoingRequest, Transport, TransportError, TransportKind};
+use toolwire_protocol::{Message, Request};
+
+use super::{
+    BoxFuture, Era, Exchange, InboundHandler, InboundSlot, OutgoingRequest, ProtocolMode,
+    Transport, TransportError, TransportKind,
+};
 
 mod config;
 mod connector;
+mod legacy;
 mod link;
 
 use config::StdioConfig;
@@ -34,6 +40,7 @@ use link::{Link, lock};
 pub struct StdioTransportBuilder {
     connector: Box<dyn Connector>,
     config: StdioConfig,
+    era_hint: Option<Era>,
 }
 
 impl StdioTransportBuilder {
@@ -61,6 +68,27 @@ impl StdioTransportBuilder {
         self
     }
 
+    /// Which era to speak (default [`ProtocolMode::Auto`]: probe each new
+    /// process with `server/discover`).
+    pub fn protocol(mut self, mode: ProtocolMode) -> Self {
+        self.config.mode = mode;
+        self
+    }
+
+    /// How long auto mode waits for the probe's answer before it takes the
+    /// server for a legacy one (default 3 s).
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.config.probe_timeout = timeout;
+        self
+    }
+
+    /// In auto mode, the era found on an earlier run: the probe is skipped,
+    /// and done after all if the handshake of that era fails.
+    pub fn era_hint(mut self, era: Option<Era>) -> Self {
+        self.era_hint = era;
+        self
+    }
+
     /// Makes the transport. Nothing starts until the first request.
     pub fn build(self) -> StdioTransport {
         StdioTransport {
@@ -71,6 +99,8 @@ impl StdioTransportBuilder {
                 link: tokio::sync::Mutex::new(None),
                 shut_down: AtomicBool::new(false),
                 starts: AtomicU64::new(0),
+                verdict: Mutex::new(self.era_hint),
+                inbound: InboundSlot::default(),
             }),
         }
     }
@@ -117,6 +147,7 @@ impl CommandBuilder {
         StdioTransportBuilder {
             connector: Box::new(self.process),
             config: self.config,
+            era_hint: None,
         }
     }
 
@@ -147,6 +178,9 @@ struct StdioInner {
     link: tokio::sync::Mutex<Option<Arc<Link>>>,
     shut_down: AtomicBool,
     starts: AtomicU64,
+    /// The era found (or hinted); kept across restarts of the process.
+    verdict: Mutex<Option<Era>>,
+    inbound: InboundSlot,
 }
 
 impl StdioTransport {
@@ -163,6 +197,7 @@ impl StdioTransport {
         StdioTransportBuilder {
             connector: Box::new(connector),
             config: StdioConfig::default(),
+            era_hint: None,
         }
     }
 
@@ -208,8 +243,17 @@ impl StdioTransport {
 impl Transport for StdioTransport {
     fn send(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>> {
         Box::pin(async move {
-            let link = self.inner.live_link().await?;
-            link.send(request.request)
+            let (link, probe_reply) = self.inner.live_link(&request.request).await?;
+            if let Some(reply) = probe_reply {
+                return Ok(Exchange::ready(vec![Ok(reply)]));
+            }
+            match link.legacy() {
+                None => link.send(request.request),
+                Some(session) => {
+                    let timeout = self.inner.config.handshake_timeout;
+                    legacy::send(&link, &session, request.request, timeout).await
+                }
+            }
         })
     }
 
@@ -226,18 +270,56 @@ impl Transport for StdioTransport {
             self.shutdown().await;
         })
     }
+
+    fn era(&self) -> Option<Era> {
+        match self.inner.config.mode {
+            ProtocolMode::Modern => Some(Era::Modern),
+            ProtocolMode::Legacy => Some(Era::Legacy),
+            ProtocolMode::Auto => *lock(&self.inner.verdict),
+        }
+    }
+
+    fn negotiated_version(&self) -> Option<String> {
+        let link = self.inner.link.try_lock().ok()?;
+        let session = link.as_ref()?.legacy()?;
+        Some(session.version().to_owned())
+    }
+
+    fn set_inbound(&self, handler: Arc<dyn InboundHandler>) {
+        self.inner.inbound.set(handler);
+    }
 }
 
 impl StdioInner {
-    /// The open link, or a fresh one when there is none or it died.
-    async fn live_link(&self) -> Result<Arc<Link>, TransportError> {
+    /// The open link, or a fresh one when there is none or it died; a
+    /// fresh one first settles the era (probe, handshake) for `first`.
+    /// Also returns the reply to `first` when the probe already answered it.
+    async fn live_link(
+        &self,
+        first: &Request,
+    ) -> Result<(Arc<Link>, Option<Message>), TransportError> {
         if self.shut_down.load(Ordering::SeqCst) {
             return Err(TransportError::Shutdown);
         }
         let mut slot = self.link.lock().await;
         if let Some(link) = slot.as_ref().filter(|l| l.is_alive()) {
-            return Ok(Arc::clone(link));
+            return Ok((Arc::clone(link), None));
         }
+        let link = self.start_link().await?;
+        match self.settle_era(&link, first).await {
+            Ok(reply) => {
+                *slot = Some(Arc::clone(&link));
+                Ok((link, reply))
+            }
+            Err(error) => {
+                let config = self.config.clone();
+                tokio::spawn(async move { link.shutdown(&config).await });
+                Err(error)
+            }
+        }
+    }
+
+    async fn start_link(&self) -> Result<Arc<Link>, TransportError> {
         let generation = self.starts.fetch_add(1, Ordering::SeqCst);
         if generation > 0 {
             tracing::warn!(server = %self.connector.describe(), "stdio server is gone; starting it again");
@@ -245,8 +327,59 @@ impl StdioInner {
         let connection = self.connector.connect().await.map_err(|e| {
             TransportError::Io(format!("cannot start {}: {e}", self.connector.describe()))
         })?;
-        let link = Link::start(connection, &self.config, Arc::clone(&self.stderr));
-        *slot = Some(Arc::clone(&link));
-        Ok(link)
+        let inbound = self.inbound.clone();
+        Ok(Link::start(
+            connection,
+            &self.config,
+            Arc::clone(&self.stderr),
+            inbound,
+        ))
+    }
+
+    /// Finds the era of a new connection (forced, remembered or probed) and
+    /// opens a legacy session on it when that is the era. A remembered
+    /// legacy verdict whose handshake fails is probed once more.
+    async fn settle_era(
+        &self,
+        link: &Arc<Link>,
+        first: &Request,
+    ) -> Result<Option<Message>, TransportError> {
+        let config = &self.config;
+        let remembered = *lock(&self.verdict);
+        let era = match (config.mode, remembered) {
+            (ProtocolMode::Modern, _) => return Ok(None),
+            (ProtocolMode::Legacy, _) => Era::Legacy,
+            (ProtocolMode::Auto, Some(era)) => era,
+            (ProtocolMode::Auto, None) => {
+                let (era, reply) = legacy::probe(link, first, config.probe_timeout).await?;
+                if era == Era::Modern {
+                    *lock(&self.verdict) = Some(era);
+                    return Ok(reply);
+                }
+                era
+            }
+        };
+        *lock(&self.verdict) = Some(era);
+        if era == Era::Modern {
+            return Ok(None);
+        }
+        let opened = legacy::handshake(link, first, config.handshake_timeout).await;
+        let session = match opened {
+            Ok(session) => session,
+            Err(TransportError::Handshake(reason))
+                if config.mode == ProtocolMode::Auto && remembered.is_some() =>
+            {
+                tracing::info!(%reason, "the remembered legacy verdict failed; probing again");
+                let (era, reply) = legacy::probe(link, first, config.probe_timeout).await?;
+                *lock(&self.verdict) = Some(era);
+                if era == Era::Modern {
+                    return Ok(reply);
+                }
+                legacy::handshake(link, first, config.handshake_timeout).await?
+            }
+            Err(error) => return Err(error),
+        };
+        link.set_legacy(session);
+        Ok(None)
     }
 }

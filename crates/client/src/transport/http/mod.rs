@@ -1,15 +1,21 @@
 //! The Streamable HTTP transport: one POST per request, answered with JSON or
 //! with an SSE stream scoped to that request.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::mpsc;
 use toolwire_protocol::{Message, Request};
 use toolwire_schema::header_value::encode_text;
 
+use super::legacy::{is_modern_error, is_modern_error_body, probe_verdict};
 use super::sse::SseParser;
-use super::{BoxFuture, Exchange, OutgoingRequest, Transport, TransportError, TransportKind};
+use super::{
+    BoxFuture, Era, Exchange, InboundHandler, InboundSlot, OutgoingRequest, ProtocolMode,
+    Transport, TransportError, TransportKind,
+};
+
+mod legacy;
 
 /// Header carrying the protocol version of a request.
 pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
@@ -17,6 +23,8 @@ pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
 pub const METHOD_HEADER: &str = "Mcp-Method";
 /// Header mirroring `params.name` or `params.uri`.
 pub const NAME_HEADER: &str = "Mcp-Name";
+/// Header carrying a legacy (2025-11-25 era) session's id.
+pub const SESSION_ID_HEADER: &str = "Mcp-Session-Id";
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
@@ -43,6 +51,12 @@ struct HttpInner {
     credentials_key: String,
     max_message_bytes: usize,
     oauth: Option<crate::auth::Session>,
+    mode: ProtocolMode,
+    /// What auto mode found out (or was told by [`HttpTransportBuilder::era_hint`]).
+    verdict: Mutex<Option<Era>>,
+    /// The open legacy session, if any (a tokio mutex: opening one is awaited).
+    session: tokio::sync::Mutex<Option<Arc<legacy::HttpSession>>>,
+    inbound: InboundSlot,
 }
 
 /// Configures an [`HttpTransport`].
@@ -53,6 +67,8 @@ pub struct HttpTransportBuilder {
     headers: Vec<(String, String)>,
     max_message_bytes: usize,
     oauth: Option<crate::auth::OAuth>,
+    mode: ProtocolMode,
+    era_hint: Option<Era>,
 }
 
 impl HttpTransport {
@@ -64,6 +80,8 @@ impl HttpTransport {
             headers: Vec::new(),
             max_message_bytes: 16 * 1024 * 1024,
             oauth: None,
+            mode: ProtocolMode::Auto,
+            era_hint: None,
         }
     }
 
@@ -104,6 +122,21 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// Which era to speak (default [`ProtocolMode::Auto`]: find out from
+    /// the first reply).
+    pub fn protocol(mut self, mode: ProtocolMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// In auto mode, the era found on an earlier run (e.g. read from a
+    /// cache); the first request goes straight to it, and a failure that
+    /// says otherwise makes the transport find out again.
+    pub fn era_hint(mut self, era: Option<Era>) -> Self {
+        self.era_hint = era;
+        self
+    }
+
     /// Checks the URL and headers and makes the transport.
     pub fn build(self) -> Result<HttpTransport, TransportError> {
         let url = reqwest::Url::parse(&self.url)
@@ -138,6 +171,10 @@ impl HttpTransportBuilder {
                 headers,
                 credentials_key,
                 max_message_bytes: self.max_message_bytes,
+                mode: self.mode,
+                verdict: Mutex::new(self.era_hint),
+                session: tokio::sync::Mutex::new(None),
+                inbound: InboundSlot::default(),
             }),
         })
     }
@@ -145,7 +182,7 @@ impl HttpTransportBuilder {
 
 impl Transport for HttpTransport {
     fn send(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>> {
-        Box::pin(self.inner.clone().post(request))
+        Box::pin(self.inner.clone().send(request))
     }
 
     fn kind(&self) -> TransportKind {
@@ -162,49 +199,158 @@ impl Transport for HttpTransport {
             None => self.inner.credentials_key.clone(),
         }
     }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(legacy::close(&self.inner))
+    }
+
+    fn era(&self) -> Option<Era> {
+        self.inner.settled_era()
+    }
+
+    fn negotiated_version(&self) -> Option<String> {
+        legacy::negotiated_version(&self.inner)
+    }
+
+    fn set_inbound(&self, handler: Arc<dyn InboundHandler>) {
+        self.inner.inbound.set(handler);
+    }
+}
+
+/// What the server answered to one POST.
+#[derive(Debug)]
+struct Reply {
+    body: ReplyBody,
+    /// The `Mcp-Session-Id` response header.
+    session_id: Option<String>,
+}
+
+#[derive(Debug)]
+enum ReplyBody {
+    /// A JSON body holding one message.
+    Message(Message),
+    /// An SSE stream.
+    Stream(reqwest::Response),
+    /// A 2xx with no body (202 for notifications and responses).
+    Accepted(u16),
 }
 
 impl HttpInner {
-    async fn post(self: Arc<Self>, outgoing: OutgoingRequest) -> Result<Exchange, TransportError> {
-        let headers = self.request_headers(&outgoing)?;
-        let body = serde_json::to_vec(&Message::Request(outgoing.request))
-            .map_err(|e| TransportError::Malformed(e.to_string()))?;
-        let response = match &self.oauth {
-            Some(session) => {
-                session
-                    .send(&self.client, &self.url, &headers, &body)
-                    .await?
-            }
-            None => self
-                .client
-                .post(self.url.clone())
-                .headers(headers)
-                .body(body)
-                .send()
-                .await
-                .map_err(|e| TransportError::Io(format!("POST {} failed: {e}", self.url)))?,
-        };
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if content_type.starts_with("text/event-stream") {
-            return Ok(self.stream_events(response));
+    /// The era to use without asking: forced, or found earlier.
+    fn settled_era(&self) -> Option<Era> {
+        match self.mode {
+            ProtocolMode::Modern => Some(Era::Modern),
+            ProtocolMode::Legacy => Some(Era::Legacy),
+            ProtocolMode::Auto => *lock(&self.verdict),
         }
+    }
+
+    fn set_verdict(&self, era: Era) {
+        let mut verdict = lock(&self.verdict);
+        if *verdict != Some(era) {
+            tracing::info!(url = %self.url, %era, "protocol era of the server");
+        }
+        *verdict = Some(era);
+    }
+
+    /// Sends one request in the era the server speaks. In auto mode a 4xx
+    /// without a modern error body (or a `server/discover` the server does
+    /// not know) means a legacy server: the request is sent again over a
+    /// legacy session.
+    async fn send(self: Arc<Self>, outgoing: OutgoingRequest) -> Result<Exchange, TransportError> {
+        if self.settled_era() == Some(Era::Legacy) {
+            match legacy::send(&self, outgoing.clone()).await {
+                Err(error)
+                    if self.mode == ProtocolMode::Auto && legacy::is_handshake_refusal(&error) =>
+                {
+                    tracing::info!(url = %self.url, %error, "the server refused a legacy session; finding out its era again");
+                    *lock(&self.verdict) = None;
+                }
+                other => return other,
+            }
+        }
+        let reply = self.post_modern(&outgoing).await;
+        if self.mode == ProtocolMode::Auto {
+            match era_of_reply(&outgoing.request, &reply) {
+                Some(Era::Legacy) => {
+                    self.set_verdict(Era::Legacy);
+                    return legacy::send(&self, outgoing).await;
+                }
+                Some(Era::Modern) => self.set_verdict(Era::Modern),
+                None => {}
+            }
+        }
+        Ok(self.modern_exchange(reply?))
+    }
+
+    async fn post_modern(&self, outgoing: &OutgoingRequest) -> Result<Reply, TransportError> {
+        let headers = self.request_headers(outgoing, None)?;
+        let body = serde_json::to_vec(&Message::Request(outgoing.request.clone()))
+            .map_err(|e| TransportError::Malformed(e.to_string()))?;
+        self.post(headers, body).await
+    }
+
+    fn modern_exchange(&self, reply: Reply) -> Exchange {
+        match reply.body {
+            ReplyBody::Message(message) => Exchange::ready(vec![Ok(message)]),
+            ReplyBody::Stream(response) => self.stream_events(response),
+            ReplyBody::Accepted(status) => Exchange::ready(vec![Err(TransportError::Closed(
+                format!(" (HTTP {status} with no body)"),
+            ))]),
+        }
+    }
+
+    /// Sends `method` to the endpoint (with the OAuth token when configured).
+    async fn send_raw(
+        &self,
+        method: reqwest::Method,
+        headers: HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<reqwest::Response, TransportError> {
+        match &self.oauth {
+            Some(session) => Ok(session
+                .send(&self.client, method, &self.url, &headers, &body)
+                .await?),
+            None => {
+                let mut request = self
+                    .client
+                    .request(method.clone(), self.url.clone())
+                    .headers(headers);
+                if method == reqwest::Method::POST {
+                    request = request.body(body);
+                }
+                request
+                    .send()
+                    .await
+                    .map_err(|e| TransportError::Io(format!("{method} {} failed: {e}", self.url)))
+            }
+        }
+    }
+
+    /// POSTs one message and classifies the reply.
+    async fn post(&self, headers: HeaderMap, body: Vec<u8>) -> Result<Reply, TransportError> {
+        let response = self.send_raw(reqwest::Method::POST, headers, body).await?;
+        let session_id = response
+            .headers()
+            .get(SESSION_ID_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let content_type = content_type(&response);
         let status = response.status();
+        if status.is_success() && content_type.starts_with("text/event-stream") {
+            let body = ReplyBody::Stream(response);
+            return Ok(Reply { body, session_id });
+        }
         let bytes = read_limited(response, self.max_message_bytes).await?;
         if content_type.starts_with("application/json") {
             if let Ok(message) = Message::from_slice(&bytes) {
-                return Ok(Exchange::ready(vec![Ok(message)]));
+                let body = ReplyBody::Message(message);
+                return Ok(Reply { body, session_id });
             }
         }
         if status.is_success() && bytes.is_empty() {
-            return Ok(Exchange::ready(vec![Err(TransportError::Closed(format!(
-                " (HTTP {} with no body)",
-                status.as_u16()
-            )))]));
+            let body = ReplyBody::Accepted(status.as_u16());
+            return Ok(Reply { body, session_id });
         }
         Err(TransportError::Http {
             status: status.as_u16(),
@@ -212,13 +358,24 @@ impl HttpInner {
         })
     }
 
-    fn request_headers(&self, outgoing: &OutgoingRequest) -> Result<HeaderMap, TransportError> {
+    /// The headers of one request; `session` adds the legacy session's
+    /// `Mcp-Session-Id` and negotiated version.
+    fn request_headers(
+        &self,
+        outgoing: &OutgoingRequest,
+        session: Option<&legacy::HttpSession>,
+    ) -> Result<HeaderMap, TransportError> {
         let request = &outgoing.request;
         let mut headers = self.headers.clone();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
-        if let Some(version) = protocol_version(request) {
-            insert(&mut headers, PROTOCOL_VERSION_HEADER, version)?;
+        match session {
+            Some(session) => session.insert_headers(&mut headers)?,
+            None => {
+                if let Some(version) = protocol_version(request) {
+                    insert(&mut headers, PROTOCOL_VERSION_HEADER, version)?;
+                }
+            }
         }
         insert(&mut headers, METHOD_HEADER, &request.method)?;
         if let Some(name) = name_header_source(request) {
@@ -238,6 +395,52 @@ impl HttpInner {
         let task = tokio::spawn(pump_events(response, tx, max));
         Exchange::new(rx, Some(Box::new(AbortOnDrop(task.abort_handle()))))
     }
+}
+
+/// What a modern attempt's reply says about the server's era, in auto mode.
+fn era_of_reply(request: &Request, reply: &Result<Reply, TransportError>) -> Option<Era> {
+    match reply {
+        Err(TransportError::Http { status, body }) if is_legacy_refusal(*status, body) => {
+            Some(Era::Legacy)
+        }
+        Ok(Reply {
+            body: ReplyBody::Message(message),
+            ..
+        }) if request.method == "server/discover" => Some(probe_verdict(message)),
+        Ok(Reply {
+            body: ReplyBody::Message(Message::Result(_)),
+            ..
+        }) => Some(Era::Modern),
+        Ok(Reply {
+            body: ReplyBody::Message(Message::Error(e)),
+            ..
+        }) if is_modern_error(e.error.code) => Some(Era::Modern),
+        _ => None,
+    }
+}
+
+/// A 4xx a legacy server gives a request without a session: anything but
+/// authorization, timeouts, size and rate limits, unless the body is a
+/// modern error.
+fn is_legacy_refusal(status: u16, body: &str) -> bool {
+    (400..500).contains(&status)
+        && !matches!(status, 401 | 403 | 408 | 413 | 429)
+        && !is_modern_error_body(body)
+}
+
+fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 async fn pump_events(
@@ -363,7 +566,7 @@ mod tests {
             .bearer_token("t")
             .build()
             .unwrap();
-        transport.inner.request_headers(outgoing).unwrap()
+        transport.inner.request_headers(outgoing, None).unwrap()
     }
 
     #[test]

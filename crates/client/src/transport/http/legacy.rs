@@ -1,0 +1,629 @@
+//! Legacy (2025-11-25 era) sessions over Streamable HTTP: `initialize`,
+//! `Mcp-Session-Id` and `MCP-Protocol-Version` on every later request, one
+//! re-initialise and retry when the session expired (404), SSE streams
+//! resumed with `Last-Event-ID` after the `retry` delay, the standalone
+//! `GET` stream for unsolicited notifications and requests, server→client
+//! requests answered with a POST, `notifications/cancelled` when a request is
+//! dropped, and `DELETE` on close.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use reqwest::Method;
+use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
+use tokio::sync::mpsc;
+use toolwire_protocol::{Message, Notification, Request, RequestId};
+
+use super::{
+    HttpInner, OutgoingRequest, PROTOCOL_VERSION_HEADER, Reply, ReplyBody, SESSION_ID_HEADER,
+    insert, lock, read_limited,
+};
+use crate::transport::legacy::{
+    LegacySession, accept_initialize, answer_inbound, initialize_request, initialized_notification,
+    internal_id, strip_modern_meta, subscribe_request,
+};
+use crate::transport::sse::SseParser;
+use crate::transport::{Exchange, TransportError};
+
+type Sender = mpsc::UnboundedSender<Result<Message, TransportError>>;
+
+/// How long to wait before reconnecting when the server gave no `retry`.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// Reconnections in a row without a new event before giving up.
+const MAX_RECONNECTS: u32 = 5;
+
+/// One open legacy session on an HTTP server.
+#[derive(Debug)]
+pub(super) struct HttpSession {
+    /// `Mcp-Session-Id`, when the server assigned one.
+    id: Option<String>,
+    state: LegacySession,
+    /// The standalone GET stream's task, once started.
+    get_stream: Mutex<Option<tokio::task::AbortHandle>>,
+    /// Requests waiting for their response. A server may send a response
+    /// on any stream of the session (e.g. the GET stream a resumed request
+    /// stream was folded into), so responses are routed by id.
+    pending: Mutex<HashMap<RequestId, Sender>>,
+}
+
+impl HttpSession {
+    /// Adds `Mcp-Session-Id` and `MCP-Protocol-Version`.
+    pub(super) fn insert_headers(&self, headers: &mut HeaderMap) -> Result<(), TransportError> {
+        insert(headers, PROTOCOL_VERSION_HEADER, self.state.version())?;
+        if let Some(id) = &self.id {
+            insert(headers, SESSION_ID_HEADER, id)?;
+        }
+        Ok(())
+    }
+}
+
+impl HttpSession {
+    /// Hands a response to the request it answers; false when none waits.
+    fn deliver(&self, id: &RequestId, message: Message) -> bool {
+        match lock(&self.pending).remove(id) {
+            Some(tx) => {
+                let _ = tx.send(Ok(message));
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn is_pending(&self, id: &RequestId) -> bool {
+        lock(&self.pending).contains_key(id)
+    }
+
+    /// Ends the session's streams (the GET stream's task holds the session,
+    /// so this is not left to `Drop`).
+    fn end(&self, reason: &str) {
+        if let Some(task) = lock(&self.get_stream).take() {
+            task.abort();
+        }
+        for (_, tx) in lock(&self.pending).drain() {
+            let _ = tx.send(Err(TransportError::Closed(reason.to_owned())));
+        }
+        self.state.end(reason);
+    }
+}
+
+/// The version of the open session, if any.
+pub(super) fn negotiated_version(inner: &HttpInner) -> Option<String> {
+    let session = inner.session.try_lock().ok()?;
+    session.as_ref().map(|s| s.state.version().to_owned())
+}
+
+/// True when opening a session failed in a way that says the server is
+/// not (or no longer) a legacy one.
+pub(super) fn is_handshake_refusal(error: &TransportError) -> bool {
+    match error {
+        TransportError::Handshake(_) => true,
+        TransportError::Http { status, .. } => {
+            (400..500).contains(status) && !matches!(status, 401 | 403 | 408 | 429)
+        }
+        _ => false,
+    }
+}
+
+/// Sends one request over the legacy session, opening it first when
+/// needed; a 404 (the session expired) opens a new one and retries once.
+pub(super) async fn send(
+    inner: &Arc<HttpInner>,
+    outgoing: OutgoingRequest,
+) -> Result<Exchange, TransportError> {
+    let session = open_session(inner, &outgoing.request).await?;
+    match exchange(inner, &session, outgoing.clone()).await {
+        Err(TransportError::Http { status: 404, .. }) if session.id.is_some() => {
+            tracing::info!(url = %inner.url, "the legacy session expired (404); initialising a new one");
+            forget(inner, &session).await;
+            let session = open_session(inner, &outgoing.request).await?;
+            exchange(inner, &session, outgoing).await
+        }
+        other => other,
+    }
+}
+
+/// The open session, or a new one opened with `initialize` built from `first`.
+async fn open_session(
+    inner: &Arc<HttpInner>,
+    first: &Request,
+) -> Result<Arc<HttpSession>, TransportError> {
+    let mut slot = inner.session.lock().await;
+    if let Some(session) = slot.as_ref() {
+        return Ok(Arc::clone(session));
+    }
+    let request = initialize_request(internal_id("initialize"), first);
+    let mut headers = base_headers(inner, &request.method)?;
+    headers.insert(ACCEPT, HeaderValue::from_static(super::ACCEPT_BOTH));
+    let reply = inner
+        .post(headers, encode(&Message::Request(request))?)
+        .await?;
+    let session_id = reply.session_id.clone();
+    let init = accept_initialize(first_response(inner, reply).await?)?;
+    let session = Arc::new(HttpSession {
+        id: session_id,
+        state: LegacySession::new(init),
+        get_stream: Mutex::new(None),
+        pending: Mutex::new(HashMap::new()),
+    });
+    let initialized = Message::Notification(initialized_notification());
+    post_message(inner, &session, &initialized).await?;
+    tracing::info!(url = %inner.url, version = session.state.version(), session = ?session.id, "legacy session opened");
+    // Servers send requests and notifications that belong to no request
+    // (e.g. an elicitation a tool makes without naming its request) there.
+    start_get_stream(inner, &session);
+    *slot = Some(Arc::clone(&session));
+    Ok(session)
+}
+
+/// Drops `session` if it is still the open one.
+async fn forget(inner: &HttpInner, session: &Arc<HttpSession>) {
+    let mut slot = inner.session.lock().await;
+    if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, session)) {
+        if let Some(old) = slot.take() {
+            old.end(" (the legacy session expired)");
+        }
+    }
+}
+
+/// Ends the session: `DELETE` with its id (servers may refuse with 405).
+pub(super) async fn close(inner: &HttpInner) {
+    let Some(session) = inner.session.lock().await.take() else {
+        return;
+    };
+    session.end(" (transport closed)");
+    if session.id.is_none() {
+        return;
+    }
+    let Ok(mut headers) = base_headers(inner, "") else {
+        return;
+    };
+    if session.insert_headers(&mut headers).is_err() {
+        return;
+    }
+    match inner.send_raw(Method::DELETE, headers, Vec::new()).await {
+        Ok(response) => tracing::debug!(status = %response.status(), "legacy session deleted"),
+        Err(error) => tracing::debug!(%error, "DELETE of the legacy session failed"),
+    }
+}
+
+/// One request on the session: answered locally (`server/discover`,
+/// `subscriptions/listen`) or POSTed with the session headers.
+async fn exchange(
+    inner: &Arc<HttpInner>,
+    session: &Arc<HttpSession>,
+    outgoing: OutgoingRequest,
+) -> Result<Exchange, TransportError> {
+    let OutgoingRequest {
+        mut request,
+        param_headers,
+    } = outgoing;
+    match request.method.as_str() {
+        "server/discover" => {
+            return Ok(Exchange::ready(vec![Ok(session
+                .state
+                .discover_reply(request.id))]));
+        }
+        "subscriptions/listen" => return listen(inner, session, &request).await,
+        _ => {}
+    }
+    let asks = strip_modern_meta(&mut request);
+    if let Some(set_level) = session
+        .state
+        .set_level_request(internal_id("set-level"), &asks)
+    {
+        if let Err(error) = call(inner, session, set_level).await {
+            tracing::warn!(%error, "logging/setLevel failed");
+        }
+    }
+    let outgoing = OutgoingRequest {
+        request,
+        param_headers,
+    };
+    let headers = inner.request_headers(&outgoing, Some(session))?;
+    let id = outgoing.request.id.clone();
+    let reply = inner
+        .post(headers, encode(&Message::Request(outgoing.request))?)
+        .await?;
+    Ok(match reply.body {
+        ReplyBody::Message(message) => Exchange::ready(vec![Ok(message)]),
+        ReplyBody::Accepted(status) => Exchange::ready(vec![Err(TransportError::Closed(format!(
+            " (HTTP {status} with no body)"
+        )))]),
+        ReplyBody::Stream(response) => stream_exchange(inner, session, id, response),
+    })
+}
+
+/// `subscriptions/listen` on a legacy session: acknowledged at once with
+/// what the server's capabilities allow, fed from the standalone GET stream
+/// (and any notification on the POST streams); resource subscriptions are
+/// made with `resources/subscribe`.
+async fn listen(
+    inner: &Arc<HttpInner>,
+    session: &Arc<HttpSession>,
+    request: &Request,
+) -> Result<Exchange, TransportError> {
+    let (exchange, uris) = session.state.listen(request);
+    for uri in uris {
+        if let Err(error) = call(
+            inner,
+            session,
+            subscribe_request(internal_id("subscribe"), &uri),
+        )
+        .await
+        {
+            tracing::warn!(%uri, %error, "resources/subscribe failed");
+        }
+    }
+    start_get_stream(inner, session);
+    Ok(exchange)
+}
+
+/// Sends a request of the transport's own and waits for its response.
+async fn call(
+    inner: &Arc<HttpInner>,
+    session: &Arc<HttpSession>,
+    request: Request,
+) -> Result<Message, TransportError> {
+    let mut headers = base_headers(inner, &request.method)?;
+    headers.insert(ACCEPT, HeaderValue::from_static(super::ACCEPT_BOTH));
+    session.insert_headers(&mut headers)?;
+    let reply = inner
+        .post(headers, encode(&Message::Request(request))?)
+        .await?;
+    first_response(inner, reply).await
+}
+
+/// The first response in a reply (JSON, or the first one on an SSE stream).
+async fn first_response(inner: &HttpInner, reply: Reply) -> Result<Message, TransportError> {
+    match reply.body {
+        ReplyBody::Message(message) => Ok(message),
+        ReplyBody::Accepted(status) => Err(TransportError::Closed(format!(
+            " (HTTP {status} with no body)"
+        ))),
+        ReplyBody::Stream(mut response) => {
+            let mut parser = SseParser::new(inner.max_message_bytes);
+            while let Some(chunk) = next_chunk(&mut response).await? {
+                for data in parser.push(chunk.as_ref()).map_err(too_large)? {
+                    match Message::from_slice(data.as_bytes()) {
+                        Ok(message @ (Message::Result(_) | Message::Error(_))) => {
+                            return Ok(message);
+                        }
+                        _ => continue,
+                    }
+                }
+            }
+            Err(TransportError::Closed(
+                " (SSE stream ended before the response)".into(),
+            ))
+        }
+    }
+}
+
+/// POSTs a notification or a response with the session headers.
+async fn post_message(
+    inner: &HttpInner,
+    session: &HttpSession,
+    message: &Message,
+) -> Result<(), TransportError> {
+    let method = message.method().unwrap_or("");
+    let mut headers = base_headers(inner, method)?;
+    headers.insert(ACCEPT, HeaderValue::from_static(super::ACCEPT_BOTH));
+    session.insert_headers(&mut headers)?;
+    let response = inner
+        .send_raw(Method::POST, headers, encode(message)?)
+        .await?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    let body = read_limited(response, 4096).await.unwrap_or_default();
+    Err(TransportError::Http {
+        status: status.as_u16(),
+        body: String::from_utf8_lossy(&body[..body.len().min(512)]).into_owned(),
+    })
+}
+
+fn base_headers(inner: &HttpInner, method: &str) -> Result<HeaderMap, TransportError> {
+    let mut headers = inner.headers.clone();
+    headers.insert(
+        reqwest::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if !method.is_empty() {
+        insert(&mut headers, super::METHOD_HEADER, method)?;
+    }
+    Ok(headers)
+}
+
+fn encode(message: &Message) -> Result<Vec<u8>, TransportError> {
+    serde_json::to_vec(message).map_err(|e| TransportError::Malformed(e.to_string()))
+}
+
+/// Reads a request's SSE stream in a task, resuming it with a GET when it
+/// ends before the response. Dropping the exchange first sends
+/// `notifications/cancelled`.
+fn stream_exchange(
+    inner: &Arc<HttpInner>,
+    session: &Arc<HttpSession>,
+    id: RequestId,
+    response: reqwest::Response,
+) -> Exchange {
+    let (tx, rx) = mpsc::unbounded_channel();
+    lock(&session.pending).insert(id.clone(), tx.clone());
+    let stream = Stream {
+        inner: Arc::clone(inner),
+        session: Arc::clone(session),
+        target: Some(Target { id: id.clone(), tx }),
+    };
+    let task = tokio::spawn(stream.run(response));
+    let guard = CancelOnDrop {
+        inner: Arc::downgrade(inner),
+        session: Arc::downgrade(session),
+        id,
+        task: task.abort_handle(),
+    };
+    Exchange::new(rx, Some(Box::new(guard)))
+}
+
+/// Starts the standalone GET stream once per session.
+fn start_get_stream(inner: &Arc<HttpInner>, session: &Arc<HttpSession>) {
+    let mut slot = lock(&session.get_stream);
+    if slot.is_some() {
+        return;
+    }
+    let stream = Stream {
+        inner: Arc::clone(inner),
+        session: Arc::clone(session),
+        target: None,
+    };
+    let task = tokio::spawn(async move {
+        match stream.open_get(None).await {
+            Ok(response) => stream.run(response).await,
+            Err(error) => {
+                tracing::info!(%error, "no standalone GET stream; list changes arrive only on request streams")
+            }
+        }
+    });
+    *slot = Some(task.abort_handle());
+}
+
+/// The request an SSE stream answers, if any.
+#[derive(Debug)]
+struct Target {
+    id: RequestId,
+    tx: Sender,
+}
+
+/// One SSE stream of the session, across its reconnections.
+struct Stream {
+    inner: Arc<HttpInner>,
+    session: Arc<HttpSession>,
+    target: Option<Target>,
+}
+
+/// How a stream's body ended.
+enum Ended {
+    /// The response arrived, or nobody listens any more: stop.
+    Done,
+    /// The body ended (or broke) first: reconnect if it can be resumed.
+    Early(Option<TransportError>),
+    /// It cannot go on.
+    Failed(TransportError),
+}
+
+impl Stream {
+    /// Reads the stream, reconnecting with `Last-Event-ID` after the
+    /// server's `retry` delay while it ends before its response.
+    async fn run(self, mut response: reqwest::Response) {
+        let mut parser = SseParser::new(self.inner.max_message_bytes);
+        let mut reconnects = 0;
+        loop {
+            let seen = parser.last_event_id.clone();
+            let broke = match self.read(&mut response, &mut parser).await {
+                Ended::Done => return,
+                Ended::Failed(error) => return self.fail(error),
+                Ended::Early(broke) => broke,
+            };
+            if self.answered_elsewhere() {
+                return;
+            }
+            let Some(last) = parser.last_event_id.clone() else {
+                let error = broke.unwrap_or_else(|| {
+                    TransportError::Closed(" (SSE stream ended before the response)".into())
+                });
+                return self.fail(error);
+            };
+            reconnects = if seen.as_ref() == Some(&last) {
+                reconnects + 1
+            } else {
+                1
+            };
+            if reconnects > MAX_RECONNECTS {
+                return self.fail(TransportError::Closed(format!(
+                    " (SSE stream could not be resumed after {MAX_RECONNECTS} attempts)"
+                )));
+            }
+            let delay = parser.retry_ms.map_or(DEFAULT_RETRY, Duration::from_millis);
+            tokio::time::sleep(delay).await;
+            response = match self.open_get(Some(&last)).await {
+                Ok(response) => response,
+                Err(error) => return self.fail(error),
+            };
+        }
+    }
+
+    /// Reads one body to its end.
+    async fn read(&self, response: &mut reqwest::Response, parser: &mut SseParser) -> Ended {
+        loop {
+            let chunk = match next_chunk(response).await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => return Ended::Early(None),
+                Err(error) => return Ended::Early(Some(error)),
+            };
+            let events = match parser.push(chunk.as_ref()) {
+                Ok(events) => events,
+                Err(e) => return Ended::Failed(too_large(e)),
+            };
+            for data in events {
+                if self.dispatch(&data) {
+                    return Ended::Done;
+                }
+            }
+        }
+    }
+
+    /// Handles one event; true when the stream's work is done.
+    fn dispatch(&self, data: &str) -> bool {
+        if data.trim().is_empty() {
+            return false;
+        }
+        let message = match Message::from_slice(data.as_bytes()) {
+            Ok(message) => message,
+            Err(e) => {
+                tracing::warn!(error = %e, "SSE event is not a JSON-RPC message (ignored)");
+                return false;
+            }
+        };
+        match message {
+            Message::Request(request) => {
+                self.answer(request);
+                false
+            }
+            Message::Notification(notification) => {
+                self.session.state.broadcast(&notification);
+                match &self.target {
+                    Some(target) => target
+                        .tx
+                        .send(Ok(Message::Notification(notification)))
+                        .is_err(),
+                    None => false,
+                }
+            }
+            Message::Result(_) | Message::Error(_) => self.deliver(message),
+        }
+    }
+
+    /// Routes a response by its id; true when it ends this stream's work.
+    fn deliver(&self, message: Message) -> bool {
+        let id = match &message {
+            Message::Result(r) => Some(r.id.clone()),
+            Message::Error(e) => e.id.clone(),
+            _ => None,
+        };
+        let Some(id) = id else {
+            tracing::warn!(?message, "error response without an id (ignored)");
+            return false;
+        };
+        if !self.session.deliver(&id, message) {
+            tracing::debug!(%id, "response for no pending request (ignored)");
+        }
+        self.target.as_ref().is_some_and(|t| t.id == id)
+    }
+
+    /// Answers a server→client request with a POST, in a task of its own
+    /// (the handler may wait for the user).
+    fn answer(&self, request: Request) {
+        let inner = Arc::clone(&self.inner);
+        let session = Arc::clone(&self.session);
+        let reply = answer_inbound(inner.inbound.get(), request);
+        tokio::spawn(async move {
+            let response = reply.await;
+            if let Err(error) = post_message(&inner, &session, &response).await {
+                tracing::warn!(%error, "sending the answer to the server's request failed");
+            }
+        });
+    }
+
+    /// Opens (or resumes) a GET stream.
+    async fn open_get(
+        &self,
+        last_event_id: Option<&str>,
+    ) -> Result<reqwest::Response, TransportError> {
+        let mut headers = self.inner.headers.clone();
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        self.session.insert_headers(&mut headers)?;
+        if let Some(last) = last_event_id {
+            insert(&mut headers, "Last-Event-ID", last)?;
+        }
+        let response = self
+            .inner
+            .send_raw(Method::GET, headers, Vec::new())
+            .await?;
+        let status = response.status();
+        if status.is_success() && super::content_type(&response).starts_with("text/event-stream") {
+            return Ok(response);
+        }
+        let body = read_limited(response, 4096).await.unwrap_or_default();
+        Err(TransportError::Http {
+            status: status.as_u16(),
+            body: String::from_utf8_lossy(&body[..body.len().min(512)]).into_owned(),
+        })
+    }
+
+    /// True when this stream's request got its response on another stream.
+    fn answered_elsewhere(&self) -> bool {
+        self.target
+            .as_ref()
+            .is_some_and(|t| !self.session.is_pending(&t.id))
+    }
+
+    fn fail(&self, error: TransportError) {
+        match &self.target {
+            Some(target) => {
+                if lock(&self.session.pending).remove(&target.id).is_some() {
+                    let _ = target.tx.send(Err(error));
+                }
+            }
+            None => tracing::info!(%error, "the standalone GET stream ended"),
+        }
+    }
+}
+
+async fn next_chunk(
+    response: &mut reqwest::Response,
+) -> Result<Option<impl AsRef<[u8]> + use<>>, TransportError> {
+    response
+        .chunk()
+        .await
+        .map_err(|e| TransportError::Io(format!("SSE stream broke: {e}")))
+}
+
+fn too_large(e: crate::transport::sse::EventTooLarge) -> TransportError {
+    TransportError::Malformed(format!("SSE event larger than {} bytes", e.0))
+}
+
+/// Stops reading a request's stream when its exchange is dropped, and tells
+/// the server with `notifications/cancelled` when no response came yet.
+#[derive(Debug)]
+struct CancelOnDrop {
+    inner: Weak<HttpInner>,
+    session: Weak<HttpSession>,
+    id: RequestId,
+    task: tokio::task::AbortHandle,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.task.abort();
+        let (Some(inner), Some(session)) = (self.inner.upgrade(), self.session.upgrade()) else {
+            return;
+        };
+        if lock(&session.pending).remove(&self.id).is_none() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let params = serde_json::json!({"requestId": self.id, "reason": "cancelled by the client"});
+        let cancelled = Message::Notification(Notification::new(
+            "notifications/cancelled",
+            params.as_object().cloned(),
+        ));
+        runtime.spawn(async move {
+            if let Err(error) = post_message(&inner, &session, &cancelled).await {
+                tracing::debug!(%error, "notifications/cancelled was not delivered");
+            }
+        });
+    }
+}
