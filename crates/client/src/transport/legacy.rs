@@ -17,9 +17,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use toolwire_protocol::{
-    ClientCapabilities, ErrorObject, ErrorResponse, Implementation, InitializeResult, JsonObject,
-    LEGACY_PROTOCOL_VERSIONS, LoggingLevel, METHOD_INITIALIZE, Message, Meta, Notification,
-    Request, RequestId, ResultResponse, SubscriptionFilter, code, keys,
+    ClientCapabilities, DiscoverResult, ErrorObject, ErrorResponse, Implementation,
+    InitializeResult, JsonObject, LEGACY_PROTOCOL_VERSIONS, LoggingLevel, METHOD_INITIALIZE,
+    Message, Meta, Notification, Request, RequestId, ResultResponse, SubscriptionFilter, code,
+    keys,
 };
 
 use super::{BoxFuture, Exchange, TransportError};
@@ -274,20 +275,24 @@ impl LegacySession {
         &self.init.protocol_version
     }
 
-    /// `server/discover` answered from the `InitializeResult`.
+    /// `server/discover` answered from the `InitializeResult` (server info
+    /// in `_meta`, as a 2026-07-28 server sends it).
     pub(crate) fn discover_reply(&self, id: RequestId) -> Message {
-        let mut result = JsonObject::new();
-        result.insert(
-            "supportedVersions".into(),
-            serde_json::json!([self.version()]),
-        );
-        let capabilities = serde_json::to_value(&self.init.capabilities).unwrap_or_default();
-        result.insert("capabilities".into(), capabilities);
-        let info = serde_json::to_value(&self.init.server_info).unwrap_or_default();
-        result.insert("serverInfo".into(), info);
-        if let Some(instructions) = &self.init.instructions {
-            result.insert("instructions".into(), Value::String(instructions.clone()));
-        }
+        let mut meta = Meta::default();
+        meta.set_server_info(&self.init.server_info);
+        let discovered = DiscoverResult {
+            result_type: Default::default(),
+            supported_versions: vec![self.version().to_owned()],
+            capabilities: self.init.capabilities.clone(),
+            instructions: self.init.instructions.clone(),
+            ttl_ms: 0,
+            cache_scope: Default::default(),
+            meta: Some(meta),
+        };
+        let result = match serde_json::to_value(discovered) {
+            Ok(Value::Object(result)) => result,
+            _ => JsonObject::new(),
+        };
         Message::Result(ResultResponse::new(id, result))
     }
 

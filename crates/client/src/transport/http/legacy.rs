@@ -30,6 +30,8 @@ type Sender = mpsc::UnboundedSender<Result<Message, TransportError>>;
 
 /// How long to wait before reconnecting when the server gave no `retry`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// How long to wait for the standalone GET stream's response headers.
+const GET_OPEN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Reconnections in a row without a new event before giving up.
 const MAX_RECONNECTS: u32 = 5;
 
@@ -151,7 +153,7 @@ async fn open_session(
     tracing::info!(url = %inner.url, version = session.state.version(), session = ?session.id, "legacy session opened");
     // Servers send requests and notifications that belong to no request
     // (e.g. an elicitation a tool makes without naming its request) there.
-    start_get_stream(inner, &session);
+    start_get_stream(inner, &session).await;
     *slot = Some(Arc::clone(&session));
     Ok(session)
 }
@@ -255,7 +257,10 @@ async fn listen(
             tracing::warn!(%uri, %error, "resources/subscribe failed");
         }
     }
-    start_get_stream(inner, session);
+    let running = lock(&session.get_stream).is_some();
+    if !running {
+        start_get_stream(inner, session).await;
+    }
     Ok(exchange)
 }
 
@@ -366,26 +371,29 @@ fn stream_exchange(
     Exchange::new(rx, Some(Box::new(guard)))
 }
 
-/// Starts the standalone GET stream once per session.
-fn start_get_stream(inner: &Arc<HttpInner>, session: &Arc<HttpSession>) {
-    let mut slot = lock(&session.get_stream);
-    if slot.is_some() {
-        return;
-    }
+/// Opens the standalone GET stream and reads it in a task. It is open
+/// before the first request goes out: a server drops what it sends there
+/// while no GET stream is connected.
+async fn start_get_stream(inner: &Arc<HttpInner>, session: &Arc<HttpSession>) {
     let stream = Stream {
         inner: Arc::clone(inner),
         session: Arc::clone(session),
         target: None,
     };
-    let task = tokio::spawn(async move {
-        match stream.open_get(None).await {
-            Ok(response) => stream.run(response).await,
-            Err(error) => {
-                tracing::info!(%error, "no standalone GET stream; list changes arrive only on request streams")
-            }
+    let opened = tokio::time::timeout(GET_OPEN_TIMEOUT, stream.open_get(None)).await;
+    let response = match opened {
+        Ok(Ok(response)) => response,
+        Ok(Err(error)) => {
+            tracing::info!(%error, "no standalone GET stream; the server's own messages arrive only on request streams");
+            return;
         }
-    });
-    *slot = Some(task.abort_handle());
+        Err(_) => {
+            tracing::info!("the standalone GET stream did not open in time; going on without it");
+            return;
+        }
+    };
+    let task = tokio::spawn(stream.run(response));
+    *lock(&session.get_stream) = Some(task.abort_handle());
 }
 
 /// The request an SSE stream answers, if any.
