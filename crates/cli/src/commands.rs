@@ -2,13 +2,15 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use clap::Args;
 use serde_json::{Map, Value, json};
-use toolwire::client::transport::BoxFuture;
+use toolwire::client::transport::{BoxFuture, ProtocolMode};
 use toolwire::client::{Approval, ApprovalHook, ApprovalRequest, Error};
 
 use crate::connect::{ConnectArgs, Connection, Target};
+use crate::eras::EraStore;
 use crate::failure::{Failure, closest};
 use crate::render;
 use crate::terminal::Ui;
@@ -120,6 +122,10 @@ pub struct PromptArgs {
 }
 
 /// Runs `body` with a connection, then closes it whatever happened.
+/// Runs `body` on a connection to `target`, then closes it. In auto mode
+/// the era found is remembered for the next command; when `body` fails in a
+/// way that suggests the remembered era is wrong, it is forgotten and
+/// `body` runs once more on a connection that finds out afresh.
 async fn with_connection<F, Fut>(
     target: Target,
     args: &ConnectArgs,
@@ -127,17 +133,37 @@ async fn with_connection<F, Fut>(
     body: F,
 ) -> Result<(), Failure>
 where
-    F: FnOnce(Arc<Connection>) -> Fut,
+    F: Fn(Arc<Connection>) -> Fut,
     Fut: std::future::Future<Output = Result<(), Failure>>,
 {
+    let store = (args.protocol == ProtocolMode::Auto)
+        .then(EraStore::in_config_dir)
+        .flatten();
+    let hint = store.as_ref().and_then(|s| s.get(&target));
     let ui = Arc::new(Ui::new());
-    let approval = confirm.map(|settings| Confirm {
-        ui: Arc::clone(&ui),
-        settings,
-    });
-    let connection = Arc::new(Connection::open(target, args, ui, approval)?);
-    let outcome = body(Arc::clone(&connection)).await;
+    let open = |hint| {
+        let approval = confirm.map(|settings| Confirm {
+            ui: Arc::clone(&ui),
+            settings,
+        });
+        Connection::open(target.clone(), args, Arc::clone(&ui), approval, hint).map(Arc::new)
+    };
+    let connection = open(hint)?;
+    let mut outcome = body(Arc::clone(&connection)).await;
     connection.close().await;
+    let mut era = connection.client.era();
+    if outcome.is_err() && connection.era_suspect.load(Ordering::SeqCst) {
+        tracing::info!(server = %target.describe(), "failed under the remembered era; finding out again");
+        let fresh = open(None)?;
+        outcome = body(Arc::clone(&fresh)).await;
+        fresh.close().await;
+        era = fresh.client.era();
+    }
+    if let Some(store) = &store {
+        if era.is_some() {
+            store.set(&target, era);
+        }
+    }
     outcome
 }
 
@@ -153,7 +179,9 @@ pub async fn discover(args: DiscoverArgs) -> Result<(), Failure> {
         if json {
             render::print_json(&discovered);
         } else {
-            render::discover(&conn.target.describe(), &discovered);
+            let era = conn.client.era();
+            let version = conn.client.protocol_version();
+            render::discover(&conn.target.describe(), &discovered, era, &version);
         }
         Ok(())
     })
@@ -239,48 +267,51 @@ pub async fn call(args: CallArgs) -> Result<(), Failure> {
         quiet: json,
     };
     let base = args.args;
-    with_connection(target, &args.connect, Some(confirm), |conn| async move {
-        let list = match conn.client.list_tools().await {
-            Ok(list) => list,
-            Err(e) => return Err(conn.failure(e).await),
-        };
-        if let Some(rejected) = list.rejected.iter().find(|r| r.name == tool) {
-            return Err(Failure::protocol(format!(
-                "tool `{tool}` cannot be called: its definition breaks a rule ({})",
-                rejected.reason
-            )));
-        }
-        let Some(info) = list.tools.iter().find(|t| t.tool.name == tool) else {
-            return Err(unknown_tool(&conn.target, &tool, &list));
-        };
-        let arguments =
-            crate::kv::arguments(base.as_deref(), &pairs, Some(&info.tool.input_schema))
-                .map_err(Failure::usage)?;
-        let outcome = conn
-            .client
-            .call_tool_with(&tool, Value::Object(arguments), &conn.options())
-            .await;
-        conn.ui.clear_progress();
-        match outcome {
-            Ok(result) => {
-                if json {
-                    render::print_json(&result);
-                } else {
-                    render::call_result(&result);
-                }
-                Ok(())
+    with_connection(target, &args.connect, Some(confirm), |conn| {
+        let (tool, pairs, base) = (tool.clone(), pairs.clone(), base.clone());
+        async move {
+            let list = match conn.client.list_tools().await {
+                Ok(list) => list,
+                Err(e) => return Err(conn.failure(e).await),
+            };
+            if let Some(rejected) = list.rejected.iter().find(|r| r.name == tool) {
+                return Err(Failure::protocol(format!(
+                    "tool `{tool}` cannot be called: its definition breaks a rule ({})",
+                    rejected.reason
+                )));
             }
-            Err(Error::ToolExecution { tool, result }) => {
-                if json {
-                    render::print_json(&result);
+            let Some(info) = list.tools.iter().find(|t| t.tool.name == tool) else {
+                return Err(unknown_tool(&conn.target, &tool, &list));
+            };
+            let arguments =
+                crate::kv::arguments(base.as_deref(), &pairs, Some(&info.tool.input_schema))
+                    .map_err(Failure::usage)?;
+            let outcome = conn
+                .client
+                .call_tool_with(&tool, Value::Object(arguments), &conn.options())
+                .await;
+            conn.ui.clear_progress();
+            match outcome {
+                Ok(result) => {
+                    if json {
+                        render::print_json(&result);
+                    } else {
+                        render::call_result(&result);
+                    }
+                    Ok(())
                 }
-                let text = crate::connect::text_of(&result.content);
-                Err(Failure::new(
-                    Failure::TOOL,
-                    format!("tool `{tool}` reported an error: {text}"),
-                ))
+                Err(Error::ToolExecution { tool, result }) => {
+                    if json {
+                        render::print_json(&result);
+                    }
+                    let text = crate::connect::text_of(&result.content);
+                    Err(Failure::new(
+                        Failure::TOOL,
+                        format!("tool `{tool}` reported an error: {text}"),
+                    ))
+                }
+                Err(e) => Err(conn.failure(e).await),
             }
-            Err(e) => Err(conn.failure(e).await),
         }
     })
     .await
@@ -317,18 +348,21 @@ pub async fn read(args: ReadArgs) -> Result<(), Failure> {
     let uri = rest.remove(0);
     no_more_words(&rest, "read")?;
     let json = args.connect.json;
-    with_connection(target, &args.connect, None, |conn| async move {
-        let result = match conn.client.read_resource_with(&uri, &conn.options()).await {
-            Ok(r) => r.value,
-            Err(e) => return Err(conn.failure(e).await),
-        };
-        conn.ui.clear_progress();
-        if json {
-            render::print_json(&result);
-        } else {
-            render::read_result(&result);
+    with_connection(target, &args.connect, None, |conn| {
+        let uri = uri.clone();
+        async move {
+            let result = match conn.client.read_resource_with(&uri, &conn.options()).await {
+                Ok(r) => r.value,
+                Err(e) => return Err(conn.failure(e).await),
+            };
+            conn.ui.clear_progress();
+            if json {
+                render::print_json(&result);
+            } else {
+                render::read_result(&result);
+            }
+            Ok(())
         }
-        Ok(())
     })
     .await
 }
@@ -350,22 +384,25 @@ pub async fn prompt(args: PromptArgs) -> Result<(), Failure> {
         arguments.insert(key.to_owned(), value.to_owned());
     }
     let json = args.connect.json;
-    with_connection(target, &args.connect, None, |conn| async move {
-        let result = match conn
-            .client
-            .get_prompt_with(&name, arguments, &conn.options())
-            .await
-        {
-            Ok(r) => r,
-            Err(e) => return Err(conn.failure(e).await),
-        };
-        conn.ui.clear_progress();
-        if json {
-            render::print_json(&result);
-        } else {
-            render::prompt_result(&result);
+    with_connection(target, &args.connect, None, |conn| {
+        let (name, arguments) = (name.clone(), arguments.clone());
+        async move {
+            let result = match conn
+                .client
+                .get_prompt_with(&name, arguments, &conn.options())
+                .await
+            {
+                Ok(r) => r,
+                Err(e) => return Err(conn.failure(e).await),
+            };
+            conn.ui.clear_progress();
+            if json {
+                render::print_json(&result);
+            } else {
+                render::prompt_result(&result);
+            }
+            Ok(())
         }
-        Ok(())
     })
     .await
 }

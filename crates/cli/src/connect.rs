@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use tokio::io::AsyncWriteExt;
 use toolwire::client::handlers::{BoxError, InputContext, SamplingHandler};
-use toolwire::client::transport::{BoxFuture, HttpTransport, StdioTransport};
+use toolwire::client::transport::{BoxFuture, Era, HttpTransport, ProtocolMode, StdioTransport};
 use toolwire::client::{ApprovalHook, Client, RequestNotification, RequestOptions};
 use toolwire::protocol::{
     ContentBlock, CreateMessageRequestParams, CreateMessageResult, LoggingLevel, OneOrMany, Role,
@@ -77,6 +77,18 @@ pub struct ConnectArgs {
     /// notice, warning, error, critical, alert or emergency.
     #[arg(long, value_name = "LEVEL", default_value = "info", value_parser = parse_level)]
     pub log_level: LoggingLevel,
+
+    /// Which MCP era to speak: `modern` (2026-07-28, stateless), `legacy`
+    /// (2025-11-25, 2025-06-18, 2025-03-26: initialize and sessions), or
+    /// `auto`: find out once and remember it per server in
+    /// $XDG_CONFIG_HOME/toolwire/eras.json (a failure under the remembered
+    /// verdict finds out again).
+    #[arg(long, value_name = "ERA", default_value = "auto", value_parser = parse_protocol)]
+    pub protocol: ProtocolMode,
+}
+
+fn parse_protocol(text: &str) -> Result<ProtocolMode, String> {
+    text.parse()
 }
 
 fn parse_seconds(text: &str) -> Result<Duration, String> {
@@ -162,15 +174,21 @@ pub struct Connection {
     pub ui: Arc<Ui>,
     pub stdio: Option<StdioTransport>,
     pub args: ConnectArgs,
+    /// The era remembered from an earlier command, used instead of a probe.
+    pub era_hint: Option<Era>,
+    /// Set when a failure may come from speaking the wrong era.
+    pub era_suspect: std::sync::atomic::AtomicBool,
 }
 
 impl Connection {
-    /// Builds the client (nothing is sent yet).
+    /// Builds the client (nothing is sent yet). `era_hint` is the era
+    /// remembered for this server (auto mode only).
     pub fn open(
         target: Target,
         args: &ConnectArgs,
         ui: Arc<Ui>,
         approval: Option<impl ApprovalHook + 'static>,
+        era_hint: Option<Era>,
     ) -> Result<Connection, Failure> {
         let mut stdio = None;
         let builder = match &target {
@@ -190,6 +208,8 @@ impl Connection {
                     http = http.oauth(oauth(args.oauth_port)?);
                 }
                 let transport = http
+                    .protocol(args.protocol)
+                    .era_hint(era_hint)
                     .build()
                     .map_err(|e| Failure::usage(format!("cannot use {url}: {e}")))?;
                 Client::builder(transport)
@@ -202,6 +222,8 @@ impl Connection {
                     .args(&command[1..])
                     .transport()
                     .shutdown_grace(Duration::from_secs(3))
+                    .protocol(args.protocol)
+                    .era_hint(era_hint)
                     .build();
                 stdio = Some(transport.clone());
                 Client::builder(transport)
@@ -240,6 +262,8 @@ impl Connection {
             ui,
             stdio,
             args: args.clone(),
+            era_hint,
+            era_suspect: Default::default(),
         })
     }
 

@@ -14,6 +14,10 @@ impl Connection {
     /// Turns a client error into a failure with a hint.
     pub async fn failure(&self, error: Error) -> Failure {
         self.ui.clear_progress();
+        if self.era_hint.is_some() && may_be_wrong_era(&error) {
+            self.era_suspect
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         let stderr = self
             .stdio
             .as_ref()
@@ -24,8 +28,21 @@ impl Connection {
 }
 
 const OLDER_PROTOCOL: &str = "the server seems to speak an older MCP revision (with `initialize` \
-     and sessions); toolwire's client commands speak 2026-07-28 only, which is stateless. \
-     Use a client for the server's revision, or upgrade the server";
+     and sessions) without saying so in a way toolwire recognised; \
+     try again with `--protocol legacy`";
+
+/// Errors a server of the other era gives a request: what makes a
+/// remembered era verdict worth checking again.
+fn may_be_wrong_era(error: &Error) -> bool {
+    match error {
+        Error::Protocol { code, .. } => matches!(code, -32600 | -32601 | -32602 | -32000),
+        Error::Transport(TransportError::Handshake(_)) => true,
+        Error::Transport(TransportError::Http { status, .. }) => {
+            matches!(status, 400 | 404 | 405 | 406 | 415)
+        }
+        _ => false,
+    }
+}
 
 /// Explains a client error: exit code, message and the next step.
 async fn from_client(

@@ -5,6 +5,7 @@
 mod commands;
 mod connect;
 mod demo;
+mod eras;
 mod explain;
 mod failure;
 mod forms;

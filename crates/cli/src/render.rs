@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 use toolwire::client::ToolInfo;
+use toolwire::client::transport::Era;
 use toolwire::protocol::{
     CallToolResult, ContentBlock, DiscoverResult, GetPromptResult, Prompt, ReadResourceResult,
     Resource, ResourceContents, ResourceTemplate, Role, ToolAnnotations,
@@ -221,7 +222,7 @@ fn base64_len(data: &str) -> usize {
 }
 
 /// `server/discover`.
-pub fn discover(server: &str, result: &DiscoverResult) {
+pub fn discover(server: &str, result: &DiscoverResult, era: Option<Era>, version: &str) {
     let info = result
         .meta
         .as_ref()
@@ -240,6 +241,10 @@ pub fn discover(server: &str, result: &DiscoverResult) {
             }
         }
         None => println!("Server at {server}"),
+    }
+    match era {
+        Some(Era::Legacy) => println!("Protocol: {version} (legacy era: initialize and a session)"),
+        _ => println!("Protocol: {version} (modern era: stateless)"),
     }
     println!(
         "Protocol versions: {}",
