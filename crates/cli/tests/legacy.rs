@@ -103,3 +103,110 @@ async fn max_sessions_caps_legacy_sessions_of_toolwire_serve() {
     assert!(listed["result"].get("resultType").is_none(), "{listed}");
     assert_eq!(listed["result"]["tools"][0]["name"], "echo");
 }
+
+/// `toolwire` as the client of legacy servers: a strictly legacy stdio
+/// server found by the probe, the verdict remembered in eras.json and used
+/// next time, a wrong remembered verdict found out and corrected, and our
+/// own dual-era server forced to the legacy era.
+mod client_side {
+    use super::support::{fresh_dir, run_with_env, strict_legacy_server};
+
+    fn eras(config: &std::path::Path) -> serde_json::Value {
+        let text = std::fs::read_to_string(config.join("toolwire/eras.json")).expect("eras.json");
+        serde_json::from_str(&text).expect("JSON")
+    }
+
+    fn key(command: &[String]) -> String {
+        format!("stdio {}", serde_json::to_string(command).unwrap())
+    }
+
+    #[test]
+    fn a_strict_legacy_server_is_found_remembered_and_used() {
+        let config = fresh_dir("eras");
+        let log = config.join("requests.log");
+        let env = [
+            ("XDG_CONFIG_HOME", config.to_str().unwrap()),
+            ("STRICT_LEGACY_LOG", log.to_str().unwrap()),
+        ];
+        let server = strict_legacy_server();
+        let mut args = vec!["discover", "--"];
+        args.extend(server.iter().map(String::as_str));
+        let ran = run_with_env(&args, "", &env);
+        ran.expect_code(0);
+        assert!(
+            ran.stdout
+                .contains("Protocol: 2025-06-18 (legacy era: initialize and a session)"),
+            "{}",
+            ran.stdout
+        );
+        assert_eq!(eras(&config)[key(&server)], "legacy");
+        let first = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(
+            first,
+            "server/discover\ninitialize\nnotifications/initialized\n"
+        );
+
+        std::fs::remove_file(&log).unwrap();
+        let mut args = vec!["call", "--yes", "add", "a=2", "b=3", "--"];
+        args.extend(server.iter().map(String::as_str));
+        let ran = run_with_env(&args, "", &env);
+        ran.expect_code(0);
+        assert_eq!(ran.stdout.trim(), "5");
+        // The remembered verdict: no probe this time.
+        let second = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(
+            second,
+            "initialize\nnotifications/initialized\ntools/list\ntools/call\n"
+        );
+    }
+
+    #[test]
+    fn a_wrong_remembered_verdict_is_found_out_and_corrected() {
+        let config = fresh_dir("eras");
+        let server = strict_legacy_server();
+        std::fs::create_dir_all(config.join("toolwire")).unwrap();
+        let wrong = serde_json::json!({ key(&server): "modern" });
+        std::fs::write(config.join("toolwire/eras.json"), wrong.to_string()).unwrap();
+        let env = [("XDG_CONFIG_HOME", config.to_str().unwrap())];
+        let mut args = vec!["list", "--json", "--"];
+        args.extend(server.iter().map(String::as_str));
+        let ran = run_with_env(&args, "", &env);
+        ran.expect_code(0);
+        let listed: serde_json::Value = serde_json::from_str(&ran.stdout).expect("JSON");
+        assert_eq!(listed["tools"][0]["name"], "add");
+        assert_eq!(eras(&config)[key(&server)], "legacy");
+    }
+
+    #[test]
+    fn protocol_legacy_forces_the_legacy_era_on_the_dual_era_server() {
+        let bin = super::bin();
+        let ran = run_with_env(
+            &[
+                "discover",
+                "--protocol",
+                "legacy",
+                "--",
+                bin,
+                "serve",
+                "--stdio",
+            ],
+            "",
+            &[],
+        );
+        ran.expect_code(0);
+        assert!(
+            ran.stdout
+                .contains("Protocol: 2025-11-25 (legacy era: initialize and a session)"),
+            "{}",
+            ran.stdout
+        );
+        let ran = run_with_env(&["discover", "--", bin, "serve", "--stdio"], "", &[]);
+        ran.expect_code(0);
+        assert!(
+            ran.stdout
+                .contains("Protocol: 2026-07-28 (modern era: stateless)"),
+            "{}",
+            ran.stdout
+        );
+    }
+}

@@ -138,9 +138,10 @@ fn a_url_that_is_not_a_url_explains_the_stdio_form() {
 
 #[test]
 fn a_server_of_an_older_revision_is_named() {
-    // Answers every request (the first has id 1) with -32022, listing only
-    // an older version.
-    let script = r#"while read -r line; do echo '{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2025-06-18"],"requested":"2026-07-28"}}}'; done"#;
+    // Answers every request with -32022, listing only an older version. A
+    // modern error even to the server/discover probe: the spec says not to
+    // fall back to initialize then.
+    let script = r#"while read -r line; do id=$(printf '%s' "$line" | sed -n 's/.*"id":\("[^"]*"\|[0-9]*\).*/\1/p'); [ -n "$id" ] && echo '{"jsonrpc":"2.0","id":'"$id"',"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2025-06-18"],"requested":"2026-07-28"}}}'; done"#;
     let ran = toolwire(&["list", "--", "sh", "-c", script], "");
     ran.expect_code(2);
     assert!(

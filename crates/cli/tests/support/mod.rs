@@ -161,6 +161,8 @@ pub fn run_with_env(args: &[&str], input: &str, env: &[(&str, &str)]) -> Ran {
     let mut command = Command::new(bin());
     command
         .args(args)
+        // A config directory of its own (eras.json, tokens.json), unless `env` sets one.
+        .env("XDG_CONFIG_HOME", fresh_dir("config"))
         .env_remove("RUST_LOG")
         .env_remove("TOOLWIRE_BEARER")
         .env("NO_COLOR", "1")
@@ -204,6 +206,29 @@ pub fn run_with_env(args: &[&str], input: &str, env: &[(&str, &str)]) -> Ran {
             .recv_timeout(Duration::from_secs(10))
             .unwrap_or_default(),
     }
+}
+
+/// A new empty directory under the system's temp dir.
+pub fn fresh_dir(purpose: &str) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!(
+        "toolwire-cli-test-{purpose}-{}-{n}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// The strictly legacy stdio server (`strict_legacy.py`), as a command.
+pub fn strict_legacy_server() -> Vec<String> {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/support/strict_legacy.py"
+    );
+    vec!["python3".into(), script.into()]
 }
 
 fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
