@@ -31,10 +31,12 @@ impl ElicitationHandler for TerminalForms {
         let ui = Arc::clone(&self.ui);
         Box::pin(async move {
             ui.clear_progress();
-            let header = format!(
-                "── The server {} asks you (during {} {}) ──",
-                cx.server, cx.method, cx.target
-            );
+            let during = match (cx.method.as_str(), cx.target.as_str()) {
+                ("", _) => String::new(),
+                (method, "") => format!(" (during {method})"),
+                (method, target) => format!(" (during {method} {target})"),
+            };
+            let header = format!("── The server {} asks you{during} ──", cx.server);
             ui.say(&ui.bold(&header));
             match params {
                 ElicitRequestParams::Form(form) => fill_form(&ui, &form).await,

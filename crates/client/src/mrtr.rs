@@ -15,7 +15,7 @@ use toolwire_protocol::{
 use crate::error::Error;
 use crate::future::BoxFuture;
 use crate::handlers::{Handlers, InputContext};
-use crate::transport::InboundHandler;
+use crate::transport::{InboundHandler, Related};
 
 /// What a call is about, to tell handlers where a request comes from.
 #[derive(Debug, Clone)]
@@ -124,11 +124,11 @@ pub(crate) struct InboundAnswers {
 }
 
 impl InboundHandler for InboundAnswers {
-    fn handle(&self, request: Request) -> BoxFuture<'static, Message> {
+    fn handle(&self, request: Request, related: Option<Related>) -> BoxFuture<'static, Message> {
         let this = self.clone();
         Box::pin(async move {
             let id = request.id.clone();
-            match this.answer(request).await {
+            match this.answer(request, related.unwrap_or_default()).await {
                 Ok(result) => Message::Result(ResultResponse::new(id, result)),
                 Err(error) => Message::Error(ErrorResponse::new(Some(id), error)),
             }
@@ -137,7 +137,7 @@ impl InboundHandler for InboundAnswers {
 }
 
 impl InboundAnswers {
-    async fn answer(&self, request: Request) -> Result<JsonObject, ErrorObject> {
+    async fn answer(&self, request: Request, related: Related) -> Result<JsonObject, ErrorObject> {
         let known = matches!(
             request.method.as_str(),
             "elicitation/create" | "sampling/createMessage" | "roots/list"
@@ -154,8 +154,8 @@ impl InboundAnswers {
             .map_err(|e| ErrorObject::invalid_params(format!("invalid {}: {e}", request.method)))?;
         let cx = InputContext {
             server: self.server.clone(),
-            method: String::new(),
-            target: String::new(),
+            method: related.method,
+            target: related.target,
             key: request.id.to_string(),
             round: 1,
         };

@@ -87,8 +87,40 @@ impl fmt::Display for Era {
 /// (`elicitation/create`, `sampling/createMessage`, `roots/list`); the
 /// [`Client`](crate::Client) installs one built from its handlers.
 pub trait InboundHandler: Send + Sync + fmt::Debug {
-    /// The response (a result or an error) to `request`.
-    fn handle(&self, request: Request) -> BoxFuture<'static, Message>;
+    /// The response (a result or an error) to `request`, sent while the
+    /// client's request `related` was in flight (when that is known).
+    fn handle(&self, request: Request, related: Option<Related>) -> BoxFuture<'static, Message>;
+}
+
+/// The client's request a server→client request was sent during: the
+/// server's own request stream names it (HTTP), or it is the only one in
+/// flight.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Related {
+    /// e.g. `tools/call`.
+    pub method: String,
+    /// The tool or prompt name, or the resource URI (empty for other methods).
+    pub target: String,
+}
+
+impl Related {
+    /// The method and target of `request`.
+    pub fn of(request: &Request) -> Related {
+        let field = match request.method.as_str() {
+            "resources/read" => "uri",
+            _ => "name",
+        };
+        let target = request
+            .params
+            .as_ref()
+            .and_then(|p| p.get(field))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        Related {
+            method: request.method.clone(),
+            target: target.to_owned(),
+        }
+    }
 }
 
 /// The answer to a server→client request: `ping` is answered here, the
@@ -96,13 +128,14 @@ pub trait InboundHandler: Send + Sync + fmt::Debug {
 pub(crate) fn answer_inbound(
     handler: Option<Arc<dyn InboundHandler>>,
     request: Request,
+    related: Option<Related>,
 ) -> BoxFuture<'static, Message> {
     if request.method == toolwire_protocol::METHOD_PING {
         let response = ResultResponse::new(request.id, JsonObject::new());
         return Box::pin(async move { Message::Result(response) });
     }
     match handler {
-        Some(handler) => handler.handle(request),
+        Some(handler) => handler.handle(request, related),
         None => {
             let error = ErrorObject::method_not_found(&request.method);
             let response = ErrorResponse::new(Some(request.id), error);

@@ -28,7 +28,7 @@ pub mod stdio;
 pub use crate::future::BoxFuture;
 pub use error::TransportError;
 pub use http::{HttpTransport, HttpTransportBuilder};
-pub use legacy::{Era, InboundHandler, ProtocolMode};
+pub use legacy::{Era, InboundHandler, ProtocolMode, Related};
 pub use stdio::{
     ChildProcess, CommandBuilder, Connection, Connector, StdioTransport, StdioTransportBuilder,
 };

@@ -20,8 +20,8 @@ use super::{
     insert, lock, read_limited,
 };
 use crate::transport::legacy::{
-    LegacySession, accept_initialize, answer_inbound, initialize_request, initialized_notification,
-    internal_id, strip_modern_meta, subscribe_request,
+    LegacySession, Related, accept_initialize, answer_inbound, initialize_request,
+    initialized_notification, internal_id, strip_modern_meta, subscribe_request,
 };
 use crate::transport::sse::SseParser;
 use crate::transport::{Exchange, TransportError};
@@ -46,7 +46,7 @@ pub(super) struct HttpSession {
     /// Requests waiting for their response. A server may send a response
     /// on any stream of the session (e.g. the GET stream a resumed request
     /// stream was folded into), so responses are routed by id.
-    pending: Mutex<HashMap<RequestId, Sender>>,
+    pending: Mutex<HashMap<RequestId, (Sender, Related)>>,
 }
 
 impl HttpSession {
@@ -64,7 +64,7 @@ impl HttpSession {
     /// Hands a response to the request it answers; false when none waits.
     fn deliver(&self, id: &RequestId, message: Message) -> bool {
         match lock(&self.pending).remove(id) {
-            Some(tx) => {
+            Some((tx, _)) => {
                 let _ = tx.send(Ok(message));
                 true
             }
@@ -76,13 +76,28 @@ impl HttpSession {
         lock(&self.pending).contains_key(id)
     }
 
+    fn related_of(&self, id: &RequestId) -> Option<Related> {
+        lock(&self.pending)
+            .get(id)
+            .map(|(_, related)| related.clone())
+    }
+
+    /// The request in flight, when there is exactly one.
+    fn only_pending(&self) -> Option<Related> {
+        let pending = lock(&self.pending);
+        match pending.len() {
+            1 => pending.values().next().map(|(_, related)| related.clone()),
+            _ => None,
+        }
+    }
+
     /// Ends the session's streams (the GET stream's task holds the session,
     /// so this is not left to `Drop`).
     fn end(&self, reason: &str) {
         if let Some(task) = lock(&self.get_stream).take() {
             task.abort();
         }
-        for (_, tx) in lock(&self.pending).drain() {
+        for (_, (tx, _)) in lock(&self.pending).drain() {
             let _ = tx.send(Err(TransportError::Closed(reason.to_owned())));
         }
         self.state.end(reason);
@@ -224,16 +239,32 @@ async fn exchange(
     };
     let headers = inner.request_headers(&outgoing, Some(session))?;
     let id = outgoing.request.id.clone();
-    let reply = inner
-        .post(headers, encode(&Message::Request(outgoing.request))?)
-        .await?;
-    Ok(match reply.body {
-        ReplyBody::Message(message) => Exchange::ready(vec![Ok(message)]),
-        ReplyBody::Accepted(status) => Exchange::ready(vec![Err(TransportError::Closed(format!(
-            " (HTTP {status} with no body)"
-        )))]),
-        ReplyBody::Stream(response) => stream_exchange(inner, session, id, response),
-    })
+    let body = encode(&Message::Request(outgoing.request.clone()))?;
+    // Pending from before the POST: a request of the server's may arrive
+    // on the GET stream while the POST waits for its reply headers.
+    let (tx, rx) = mpsc::unbounded_channel();
+    let related = Related::of(&outgoing.request);
+    lock(&session.pending).insert(id.clone(), (tx.clone(), related));
+    let reply = inner.post(headers, body).await;
+    let stream = match reply.map(|r| r.body) {
+        Ok(ReplyBody::Stream(response)) => response,
+        other => {
+            lock(&session.pending).remove(&id);
+            return match other? {
+                ReplyBody::Message(message) => Ok(Exchange::ready(vec![Ok(message)])),
+                _ => Ok(Exchange::ready(vec![Err(TransportError::Closed(
+                    " (HTTP 2xx with no body)".into(),
+                ))])),
+            };
+        }
+    };
+    Ok(stream_exchange(
+        inner,
+        session,
+        Target { id, tx },
+        rx,
+        stream,
+    ))
 }
 
 /// `subscriptions/listen` on a legacy session: acknowledged at once with
@@ -351,15 +382,15 @@ fn encode(message: &Message) -> Result<Vec<u8>, TransportError> {
 fn stream_exchange(
     inner: &Arc<HttpInner>,
     session: &Arc<HttpSession>,
-    id: RequestId,
+    target: Target,
+    rx: mpsc::UnboundedReceiver<Result<Message, TransportError>>,
     response: reqwest::Response,
 ) -> Exchange {
-    let (tx, rx) = mpsc::unbounded_channel();
-    lock(&session.pending).insert(id.clone(), tx.clone());
+    let id = target.id.clone();
     let stream = Stream {
         inner: Arc::clone(inner),
         session: Arc::clone(session),
-        target: Some(Target { id: id.clone(), tx }),
+        target: Some(target),
     };
     let task = tokio::spawn(stream.run(response));
     let guard = CancelOnDrop {
@@ -534,7 +565,11 @@ impl Stream {
     fn answer(&self, request: Request) {
         let inner = Arc::clone(&self.inner);
         let session = Arc::clone(&self.session);
-        let reply = answer_inbound(inner.inbound.get(), request);
+        let related = match &self.target {
+            Some(target) => self.session.related_of(&target.id),
+            None => self.session.only_pending(),
+        };
+        let reply = answer_inbound(inner.inbound.get(), request, related);
         tokio::spawn(async move {
             let response = reply.await;
             if let Err(error) = post_message(&inner, &session, &response).await {

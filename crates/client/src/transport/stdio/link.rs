@@ -17,7 +17,7 @@ use toolwire_protocol::{Message, Notification, ProgressToken, RequestId, keys};
 
 use super::config::StdioConfig;
 use super::connector::Connection;
-use crate::transport::legacy::{LegacySession, answer_inbound};
+use crate::transport::legacy::{LegacySession, Related, answer_inbound};
 use crate::transport::{Exchange, InboundSlot, TransportError};
 
 type Sender = mpsc::UnboundedSender<Result<Message, TransportError>>;
@@ -35,6 +35,7 @@ struct Route {
 pub(super) struct RouteHints {
     progress_token: Option<ProgressToken>,
     wants_logs: bool,
+    related: Related,
 }
 
 impl RouteHints {
@@ -46,6 +47,7 @@ impl RouteHints {
                 .and_then(|m| m.get(keys::PROGRESS_TOKEN))
                 .and_then(|t| serde_json::from_value(t.clone()).ok()),
             wants_logs: meta.is_some_and(|m| m.get(keys::LOG_LEVEL).is_some()),
+            related: Related::of(request),
         }
     }
 }
@@ -188,7 +190,15 @@ impl Link {
     /// Answers a legacy server's request in a task (the handler may wait
     /// for the user) and writes the response to the pipe.
     fn answer_request(&self, request: toolwire_protocol::Request) {
-        let reply = answer_inbound(self.inbound.get(), request);
+        // stdio names no request: the one in flight, if there is just one.
+        let related = {
+            let routes = lock(&self.routes);
+            match routes.len() {
+                1 => routes.values().next().map(|r| r.hints.related.clone()),
+                _ => None,
+            }
+        };
+        let reply = answer_inbound(self.inbound.get(), request, related);
         let writer = self.writer.clone();
         tokio::spawn(async move {
             let response = reply.await;
