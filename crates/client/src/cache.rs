@@ -163,10 +163,21 @@ impl Cache {
             _ => CacheScope::Private,
         };
         let ttl_ms = value.get("ttlMs").and_then(Value::as_u64).unwrap_or(0);
+        self.store_for(slot, value, Duration::from_millis(ttl_ms), scope);
+    }
+
+    /// Stores `value` for `ttl` in `scope`, whatever hints it carries.
+    pub(crate) fn store_for(
+        &self,
+        slot: Slot<'_>,
+        value: &JsonObject,
+        ttl: Duration,
+        scope: CacheScope,
+    ) {
         let entry = Entry {
             value: value.clone(),
             stored: Instant::now(),
-            ttl: Duration::from_millis(ttl_ms),
+            ttl,
             invalidated: false,
         };
         let mut inner = self.lock();

@@ -16,11 +16,16 @@ use toolwire_protocol::{
 use crate::cache::{Cache, Freshness, Slot};
 use crate::error::{Error, TransportError};
 use crate::handlers::{ElicitationHandler, Handlers, RootsProvider, SamplingHandler, StaticRoots};
+use crate::listen::Watched;
 use crate::mrtr::{InboundAnswers, Origin, answer_all, parse_input_required, retry_params};
 use crate::options::{RequestNotification, RequestOptions, TimeoutPolicy};
 use crate::safety::{AllowAll, ApprovalHook, AuditHook};
 use crate::tool_book::ToolBook;
 use crate::transport::{Era, Exchange, OutgoingRequest, Transport, TransportKind};
+
+/// How long a legacy server's list stays fresh while a subscription
+/// watches it (a change notification makes it stale at once).
+const WATCHED_LIST_TTL_MS: u64 = 60 * 60 * 1000;
 
 /// Ids are unique across every client in the process, so clients may share a transport.
 static NEXT_ID: AtomicI64 = AtomicI64::new(1);
@@ -82,6 +87,7 @@ pub(crate) struct ClientInner {
     pub trusted: bool,
     pub timeouts: TimeoutPolicy,
     pub max_rounds: usize,
+    pub watched: Watched,
 }
 
 /// Configures a [`Client`].
@@ -262,21 +268,24 @@ impl ClientBuilder {
         let server_key = self.transport.server_key();
         let capabilities = self.handlers.capabilities();
         let name = self.name.unwrap_or_else(|| server_key.clone());
+        let cache = self.cache.unwrap_or_default();
         self.transport.set_inbound(Arc::new(InboundAnswers {
             handlers: self.handlers.clone(),
             server: name.clone(),
         }));
+        let watched = Watched::new(cache.clone(), server_key.clone());
         Client {
             inner: Arc::new(ClientInner {
                 name,
                 server_key,
+                watched,
                 transport: self.transport,
                 info: self.info,
                 version: RwLock::new(self.versions[0].clone()),
                 versions: self.versions,
                 handlers: self.handlers,
                 capabilities,
-                cache: self.cache.unwrap_or_default(),
+                cache,
                 tools: RwLock::new(ToolBook::default()),
                 approval: self.approval,
                 audit: self.audit,
@@ -518,7 +527,7 @@ impl Client {
         match self.request(method, &params, options, &[]).await {
             Ok(result) => {
                 if ResultType::of(&result).ok() == Some(ResultType::Complete) {
-                    self.inner.cache.store(slot, &result);
+                    self.store(slot, &result);
                 }
                 Ok((result, Freshness::Fetched))
             }
@@ -528,6 +537,20 @@ impl Client {
             }
             Err(error) => Err(error),
         }
+    }
+
+    /// Caches a complete result by its hints. A legacy server gives none:
+    /// its list is kept (for this client's credentials only) while an open
+    /// subscription would report that it changed, and not at all otherwise.
+    fn store(&self, slot: Slot<'_>, result: &JsonObject) {
+        let legacy = self.era() == Some(Era::Legacy);
+        if legacy && self.inner.watched.is_watched(slot.method) {
+            let ttl = std::time::Duration::from_millis(WATCHED_LIST_TTL_MS);
+            let private = toolwire_protocol::CacheScope::Private;
+            self.inner.cache.store_for(slot, result, ttl, private);
+            return;
+        }
+        self.inner.cache.store(slot, result);
     }
 
     /// Runs a request that may answer `input_required` until it completes:
