@@ -6,7 +6,6 @@ mod support;
 use std::time::Duration;
 
 use futures::StreamExt;
-use serde_json::json;
 use toolwire_client::transport::{Era, ProtocolMode};
 use toolwire_client::{Freshness, ListenEvent};
 use toolwire_protocol::SubscriptionFilter;
