@@ -4,17 +4,22 @@
 //! resumed with `Last-Event-ID` after the `retry` delay, the standalone
 //! `GET` stream for unsolicited notifications and requests, server→client
 //! requests answered with a POST, `notifications/cancelled` when a request is
-//! dropped, and `DELETE` on close.
+//! dropped, and `DELETE` on close. A server that refuses the `initialize`
+//! POST with 400, 404 or 405 may run the deprecated 2024-11-05 HTTP+SSE
+//! transport instead; see [`old_sse`].
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use reqwest::Method;
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
+use serde_json::Value;
 use tokio::sync::mpsc;
-use toolwire_protocol::{Message, Notification, Request, RequestId};
+use toolwire_protocol::{Message, Notification, Request, RequestId, keys};
 
+use super::old_sse;
 use super::{
     HttpInner, OutgoingRequest, PROTOCOL_VERSION_HEADER, Reply, ReplyBody, SESSION_ID_HEADER,
     insert, lock, read_limited,
@@ -30,6 +35,8 @@ type Sender = mpsc::UnboundedSender<Result<Message, TransportError>>;
 
 /// How long to wait before reconnecting when the server gave no `retry`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// How long to wait for the answer to a request of the transport's own.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long to wait for the standalone GET stream's response headers.
 const GET_OPEN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Reconnections in a row without a new event before giving up.
@@ -40,13 +47,43 @@ const MAX_RECONNECTS: u32 = 5;
 pub(super) struct HttpSession {
     /// `Mcp-Session-Id`, when the server assigned one.
     id: Option<String>,
+    /// Where messages are POSTed on a 2024-11-05 HTTP+SSE server (its
+    /// `endpoint` event); `None` on Streamable HTTP (the endpoint URL).
+    endpoint: Option<reqwest::Url>,
+    /// Set when the session ended (its HTTP+SSE stream closed).
+    dead: AtomicBool,
     state: LegacySession,
     /// The standalone GET stream's task, once started.
     get_stream: Mutex<Option<tokio::task::AbortHandle>>,
     /// Requests waiting for their response. A server may send a response
     /// on any stream of the session (e.g. the GET stream a resumed request
     /// stream was folded into), so responses are routed by id.
-    pending: Mutex<HashMap<RequestId, (Sender, Related)>>,
+    pending: Mutex<HashMap<RequestId, Waiting>>,
+}
+
+/// A request waiting for its response.
+#[derive(Debug)]
+struct Waiting {
+    tx: Sender,
+    related: Related,
+    /// Its `progressToken`, to route progress that arrives on the GET stream.
+    progress_token: Option<Value>,
+}
+
+impl Waiting {
+    fn new(tx: Sender, request: &Request) -> Waiting {
+        let progress_token = request
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(keys::PROGRESS_TOKEN))
+            .cloned();
+        Waiting {
+            tx,
+            related: Related::of(request),
+            progress_token,
+        }
+    }
 }
 
 impl HttpSession {
@@ -61,14 +98,58 @@ impl HttpSession {
 }
 
 impl HttpSession {
+    pub(super) fn new(
+        id: Option<String>,
+        endpoint: Option<reqwest::Url>,
+        init: toolwire_protocol::InitializeResult,
+    ) -> HttpSession {
+        HttpSession {
+            id,
+            endpoint,
+            dead: AtomicBool::new(false),
+            state: LegacySession::new(init),
+            get_stream: Mutex::new(None),
+            pending: Mutex::new(HashMap::new()),
+        }
+    }
+
     /// Hands a response to the request it answers; false when none waits.
     fn deliver(&self, id: &RequestId, message: Message) -> bool {
         match lock(&self.pending).remove(id) {
-            Some((tx, _)) => {
+            Some(Waiting { tx, .. }) => {
                 let _ = tx.send(Ok(message));
                 true
             }
             None => false,
+        }
+    }
+
+    /// Where to POST messages.
+    fn post_url<'a>(&'a self, inner: &'a HttpInner) -> &'a reqwest::Url {
+        self.endpoint.as_ref().unwrap_or(&inner.url)
+    }
+
+    /// Hands a notification that arrived on the GET stream to the requests
+    /// it concerns: progress by token, log messages to every one waiting.
+    fn route_unsolicited(&self, notification: &Notification) {
+        let pending = lock(&self.pending);
+        let token = notification
+            .params
+            .as_ref()
+            .and_then(|p| p.get("progressToken"));
+        for waiting in pending.values() {
+            let concerned = match notification.method.as_str() {
+                "notifications/progress" => {
+                    token.is_some() && waiting.progress_token.as_ref() == token
+                }
+                "notifications/message" => true,
+                _ => false,
+            };
+            if concerned {
+                let _ = waiting
+                    .tx
+                    .send(Ok(Message::Notification(notification.clone())));
+            }
         }
     }
 
@@ -77,16 +158,14 @@ impl HttpSession {
     }
 
     fn related_of(&self, id: &RequestId) -> Option<Related> {
-        lock(&self.pending)
-            .get(id)
-            .map(|(_, related)| related.clone())
+        lock(&self.pending).get(id).map(|w| w.related.clone())
     }
 
     /// The request in flight, when there is exactly one.
     fn only_pending(&self) -> Option<Related> {
         let pending = lock(&self.pending);
         match pending.len() {
-            1 => pending.values().next().map(|(_, related)| related.clone()),
+            1 => pending.values().next().map(|w| w.related.clone()),
             _ => None,
         }
     }
@@ -97,7 +176,8 @@ impl HttpSession {
         if let Some(task) = lock(&self.get_stream).take() {
             task.abort();
         }
-        for (_, (tx, _)) in lock(&self.pending).drain() {
+        self.dead.store(true, Ordering::SeqCst);
+        for (_, Waiting { tx, .. }) in lock(&self.pending).drain() {
             let _ = tx.send(Err(TransportError::Closed(reason.to_owned())));
         }
         self.state.end(reason);
@@ -146,23 +226,34 @@ async fn open_session(
     first: &Request,
 ) -> Result<Arc<HttpSession>, TransportError> {
     let mut slot = inner.session.lock().await;
-    if let Some(session) = slot.as_ref() {
+    if let Some(session) = slot.as_ref().filter(|s| !s.dead.load(Ordering::SeqCst)) {
         return Ok(Arc::clone(session));
     }
     let request = initialize_request(internal_id("initialize"), first);
     let mut headers = base_headers(inner, &request.method)?;
     headers.insert(ACCEPT, HeaderValue::from_static(super::ACCEPT_BOTH));
-    let reply = inner
+    let reply = match inner
         .post(headers, encode(&Message::Request(request))?)
-        .await?;
+        .await
+    {
+        Err(
+            refused @ TransportError::Http {
+                status: 400 | 404 | 405,
+                ..
+            },
+        ) => {
+            let session = old_sse::open(inner, first).await.map_err(|error| {
+                tracing::debug!(%error, "not an HTTP+SSE server either");
+                refused
+            })?;
+            *slot = Some(Arc::clone(&session));
+            return Ok(session);
+        }
+        other => other?,
+    };
     let session_id = reply.session_id.clone();
     let init = accept_initialize(first_response(inner, reply).await?)?;
-    let session = Arc::new(HttpSession {
-        id: session_id,
-        state: LegacySession::new(init),
-        get_stream: Mutex::new(None),
-        pending: Mutex::new(HashMap::new()),
-    });
+    let session = Arc::new(HttpSession::new(session_id, None, init));
     let initialized = Message::Notification(initialized_notification());
     post_message(inner, &session, &initialized).await?;
     tracing::info!(url = %inner.url, version = session.state.version(), session = ?session.id, "legacy session opened");
@@ -243,11 +334,21 @@ async fn exchange(
     // Pending from before the POST: a request of the server's may arrive
     // on the GET stream while the POST waits for its reply headers.
     let (tx, rx) = mpsc::unbounded_channel();
-    let related = Related::of(&outgoing.request);
-    lock(&session.pending).insert(id.clone(), (tx.clone(), related));
-    let reply = inner.post(headers, body).await;
+    let waiting = Waiting::new(tx.clone(), &outgoing.request);
+    lock(&session.pending).insert(id.clone(), waiting);
+    let reply = inner.post_to(session.post_url(inner), headers, body).await;
     let stream = match reply.map(|r| r.body) {
         Ok(ReplyBody::Stream(response)) => response,
+        // HTTP+SSE: accepted here, answered on the session's GET stream.
+        Ok(ReplyBody::Accepted(_)) if session.endpoint.is_some() => {
+            let guard = CancelOnDrop {
+                inner: Arc::downgrade(inner),
+                session: Arc::downgrade(session),
+                id,
+                task: None,
+            };
+            return Ok(Exchange::new(rx, Some(Box::new(guard))));
+        }
         other => {
             lock(&session.pending).remove(&id);
             return match other? {
@@ -301,13 +402,21 @@ async fn call(
     session: &Arc<HttpSession>,
     request: Request,
 ) -> Result<Message, TransportError> {
-    let mut headers = base_headers(inner, &request.method)?;
-    headers.insert(ACCEPT, HeaderValue::from_static(super::ACCEPT_BOTH));
-    session.insert_headers(&mut headers)?;
-    let reply = inner
-        .post(headers, encode(&Message::Request(request))?)
-        .await?;
-    first_response(inner, reply).await
+    let outgoing = OutgoingRequest::new(request);
+    let mut exchange = Box::pin(exchange(inner, session, outgoing)).await?;
+    let wait = async {
+        loop {
+            match exchange.next().await {
+                None => return Err(TransportError::Closed(" (no response)".into())),
+                Some(Err(error)) => return Err(error),
+                Some(Ok(message @ (Message::Result(_) | Message::Error(_)))) => return Ok(message),
+                Some(Ok(_)) => continue,
+            }
+        }
+    };
+    tokio::time::timeout(CALL_TIMEOUT, wait)
+        .await
+        .map_err(|_| TransportError::Io("no answer within 30 s".into()))?
 }
 
 /// The first response in a reply (JSON, or the first one on an SSE stream).
@@ -337,7 +446,7 @@ async fn first_response(inner: &HttpInner, reply: Reply) -> Result<Message, Tran
 }
 
 /// POSTs a notification or a response with the session headers.
-async fn post_message(
+pub(super) async fn post_message(
     inner: &HttpInner,
     session: &HttpSession,
     message: &Message,
@@ -347,7 +456,12 @@ async fn post_message(
     headers.insert(ACCEPT, HeaderValue::from_static(super::ACCEPT_BOTH));
     session.insert_headers(&mut headers)?;
     let response = inner
-        .send_raw(Method::POST, headers, encode(message)?)
+        .send_raw_to(
+            Method::POST,
+            session.post_url(inner),
+            headers,
+            encode(message)?,
+        )
         .await?;
     let status = response.status();
     if status.is_success() {
@@ -360,7 +474,7 @@ async fn post_message(
     })
 }
 
-fn base_headers(inner: &HttpInner, method: &str) -> Result<HeaderMap, TransportError> {
+pub(super) fn base_headers(inner: &HttpInner, method: &str) -> Result<HeaderMap, TransportError> {
     let mut headers = inner.headers.clone();
     headers.insert(
         reqwest::header::CONTENT_TYPE,
@@ -372,7 +486,7 @@ fn base_headers(inner: &HttpInner, method: &str) -> Result<HeaderMap, TransportE
     Ok(headers)
 }
 
-fn encode(message: &Message) -> Result<Vec<u8>, TransportError> {
+pub(super) fn encode(message: &Message) -> Result<Vec<u8>, TransportError> {
     serde_json::to_vec(message).map_err(|e| TransportError::Malformed(e.to_string()))
 }
 
@@ -397,7 +511,7 @@ fn stream_exchange(
         inner: Arc::downgrade(inner),
         session: Arc::downgrade(session),
         id,
-        task: task.abort_handle(),
+        task: Some(task.abort_handle()),
     };
     Exchange::new(rx, Some(Box::new(guard)))
 }
@@ -424,6 +538,23 @@ async fn start_get_stream(inner: &Arc<HttpInner>, session: &Arc<HttpSession>) {
         }
     };
     let task = tokio::spawn(stream.run(response));
+    *lock(&session.get_stream) = Some(task.abort_handle());
+}
+
+/// Reads the stream of a 2024-11-05 HTTP+SSE session (past its `endpoint`
+/// event) in a task: every response and server request arrives there.
+pub(super) fn read_session_stream(
+    inner: &Arc<HttpInner>,
+    session: &Arc<HttpSession>,
+    parser: SseParser,
+    response: reqwest::Response,
+) {
+    let stream = Stream {
+        inner: Arc::clone(inner),
+        session: Arc::clone(session),
+        target: None,
+    };
+    let task = tokio::spawn(stream.run_with(parser, response));
     *lock(&session.get_stream) = Some(task.abort_handle());
 }
 
@@ -454,8 +585,13 @@ enum Ended {
 impl Stream {
     /// Reads the stream, reconnecting with `Last-Event-ID` after the
     /// server's `retry` delay while it ends before its response.
-    async fn run(self, mut response: reqwest::Response) {
-        let mut parser = SseParser::new(self.inner.max_message_bytes);
+    async fn run(self, response: reqwest::Response) {
+        let parser = SseParser::new(self.inner.max_message_bytes);
+        self.run_with(parser, response).await;
+    }
+
+    /// [`Stream::run`] for a body partly read by `parser` already.
+    async fn run_with(self, mut parser: SseParser, mut response: reqwest::Response) {
         let mut reconnects = 0;
         loop {
             let seen = parser.last_event_id.clone();
@@ -466,6 +602,11 @@ impl Stream {
             };
             if self.answered_elsewhere() {
                 return;
+            }
+            if self.session.endpoint.is_some() {
+                // An HTTP+SSE stream cannot be resumed: a new GET is a new session.
+                let ended = TransportError::Closed(" (the HTTP+SSE stream ended)".into());
+                return self.fail(broke.unwrap_or(ended));
             }
             let Some(last) = parser.last_event_id.clone() else {
                 let error = broke.unwrap_or_else(|| {
@@ -531,6 +672,9 @@ impl Stream {
             }
             Message::Notification(notification) => {
                 self.session.state.broadcast(&notification);
+                if self.target.is_none() {
+                    self.session.route_unsolicited(&notification);
+                }
                 match &self.target {
                     Some(target) => target
                         .tx
@@ -618,12 +762,16 @@ impl Stream {
                     let _ = target.tx.send(Err(error));
                 }
             }
+            None if self.session.endpoint.is_some() => {
+                tracing::warn!(%error, "the HTTP+SSE stream ended; the session is over");
+                self.session.end(" (the HTTP+SSE stream ended)");
+            }
             None => tracing::info!(%error, "the standalone GET stream ended"),
         }
     }
 }
 
-async fn next_chunk(
+pub(super) async fn next_chunk(
     response: &mut reqwest::Response,
 ) -> Result<Option<impl AsRef<[u8]> + use<>>, TransportError> {
     response
@@ -632,7 +780,7 @@ async fn next_chunk(
         .map_err(|e| TransportError::Io(format!("SSE stream broke: {e}")))
 }
 
-fn too_large(e: crate::transport::sse::EventTooLarge) -> TransportError {
+pub(super) fn too_large(e: crate::transport::sse::EventTooLarge) -> TransportError {
     TransportError::Malformed(format!("SSE event larger than {} bytes", e.0))
 }
 
@@ -643,12 +791,15 @@ struct CancelOnDrop {
     inner: Weak<HttpInner>,
     session: Weak<HttpSession>,
     id: RequestId,
-    task: tokio::task::AbortHandle,
+    /// The task reading the request's own stream (none on HTTP+SSE).
+    task: Option<tokio::task::AbortHandle>,
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
         let (Some(inner), Some(session)) = (self.inner.upgrade(), self.session.upgrade()) else {
             return;
         };

@@ -16,6 +16,7 @@ use super::{
 };
 
 mod legacy;
+mod old_sse;
 
 /// Header carrying the protocol version of a request.
 pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
@@ -307,14 +308,26 @@ impl HttpInner {
         headers: HeaderMap,
         body: Vec<u8>,
     ) -> Result<reqwest::Response, TransportError> {
+        self.send_raw_to(method, &self.url, headers, body).await
+    }
+
+    /// Sends `method` to `url` (the endpoint, or the message URL of a
+    /// 2024-11-05 HTTP+SSE server).
+    async fn send_raw_to(
+        &self,
+        method: reqwest::Method,
+        url: &reqwest::Url,
+        headers: HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<reqwest::Response, TransportError> {
         match &self.oauth {
             Some(session) => Ok(session
-                .send(&self.client, method, &self.url, &headers, &body)
+                .send(&self.client, method, url, &headers, &body)
                 .await?),
             None => {
                 let mut request = self
                     .client
-                    .request(method.clone(), self.url.clone())
+                    .request(method.clone(), url.clone())
                     .headers(headers);
                 if method == reqwest::Method::POST {
                     request = request.body(body);
@@ -322,14 +335,26 @@ impl HttpInner {
                 request
                     .send()
                     .await
-                    .map_err(|e| TransportError::Io(format!("{method} {} failed: {e}", self.url)))
+                    .map_err(|e| TransportError::Io(format!("{method} {url} failed: {e}")))
             }
         }
     }
 
     /// POSTs one message and classifies the reply.
     async fn post(&self, headers: HeaderMap, body: Vec<u8>) -> Result<Reply, TransportError> {
-        let response = self.send_raw(reqwest::Method::POST, headers, body).await?;
+        self.post_to(&self.url, headers, body).await
+    }
+
+    /// POSTs one message to `url` and classifies the reply.
+    async fn post_to(
+        &self,
+        url: &reqwest::Url,
+        headers: HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<Reply, TransportError> {
+        let response = self
+            .send_raw_to(reqwest::Method::POST, url, headers, body)
+            .await?;
         let session_id = response
             .headers()
             .get(SESSION_ID_HEADER)
@@ -348,7 +373,8 @@ impl HttpInner {
                 return Ok(Reply { body, session_id });
             }
         }
-        if status.is_success() && bytes.is_empty() {
+        // 202 often says "Accepted" in text: no message either way.
+        if status.is_success() && (bytes.is_empty() || status.as_u16() == 202) {
             let body = ReplyBody::Accepted(status.as_u16());
             return Ok(Reply { body, session_id });
         }
