@@ -13,19 +13,15 @@ use toolwire_protocol::{
     Message, Meta, Request, RequestId, ResultType, code,
 };
 
-use crate::cache::{Cache, Freshness, Slot};
+use crate::cache::{Cache, Freshness};
 use crate::error::{Error, TransportError};
 use crate::handlers::{ElicitationHandler, Handlers, RootsProvider, SamplingHandler, StaticRoots};
-use crate::listen::Watched;
 use crate::mrtr::{InboundAnswers, Origin, answer_all, parse_input_required, retry_params};
 use crate::options::{RequestNotification, RequestOptions, TimeoutPolicy};
 use crate::safety::{AllowAll, ApprovalHook, AuditHook};
 use crate::tool_book::ToolBook;
 use crate::transport::{Era, Exchange, OutgoingRequest, Transport, TransportKind};
-
-/// How long a legacy server's list stays fresh while a subscription
-/// watches it (a change notification makes it stale at once).
-const WATCHED_LIST_TTL_MS: u64 = 60 * 60 * 1000;
+use crate::watch::Watched;
 
 /// Ids are unique across every client in the process, so clients may share a transport.
 static NEXT_ID: AtomicI64 = AtomicI64::new(1);
@@ -504,55 +500,6 @@ impl Client {
         Request::new(id, method, Some(params))
     }
 
-    /// A request whose complete result is cached (lists, discover, reads).
-    pub(crate) async fn cached(
-        &self,
-        method: &str,
-        params: JsonObject,
-        options: &RequestOptions,
-    ) -> Result<(JsonObject, Freshness), Error> {
-        let key = params_key(&params);
-        let credentials = self.inner.transport.credentials_key();
-        let slot = Slot {
-            server: &self.inner.server_key,
-            credentials: &credentials,
-            method,
-            params: &key,
-        };
-        let stale = match self.inner.cache.lookup(slot) {
-            Some(hit) if hit.fresh => return Ok((hit.value, Freshness::Cached)),
-            Some(hit) => Some(hit.value),
-            None => None,
-        };
-        match self.request(method, &params, options, &[]).await {
-            Ok(result) => {
-                if ResultType::of(&result).ok() == Some(ResultType::Complete) {
-                    self.store(slot, &result);
-                }
-                Ok((result, Freshness::Fetched))
-            }
-            Err(error) if allows_stale(&error) && stale.is_some() => {
-                tracing::warn!(server = %self.inner.name, method, %error, "refetch failed; serving a stale cached result");
-                Ok((stale.unwrap_or_default(), Freshness::Stale))
-            }
-            Err(error) => Err(error),
-        }
-    }
-
-    /// Caches a complete result by its hints. A legacy server gives none:
-    /// its list is kept (for this client's credentials only) while an open
-    /// subscription would report that it changed, and not at all otherwise.
-    fn store(&self, slot: Slot<'_>, result: &JsonObject) {
-        let legacy = self.era() == Some(Era::Legacy);
-        if legacy && self.inner.watched.is_watched(slot.method) {
-            let ttl = std::time::Duration::from_millis(WATCHED_LIST_TTL_MS);
-            let private = toolwire_protocol::CacheScope::Private;
-            self.inner.cache.store_for(slot, result, ttl, private);
-            return;
-        }
-        self.inner.cache.store(slot, result);
-    }
-
     /// Runs a request that may answer `input_required` until it completes:
     /// each round asks the handlers, then retries with a new id.
     /// `first` is the first round's result when the caller already has it.
@@ -645,17 +592,6 @@ pub(crate) async fn cancelled(options: &RequestOptions) {
         Some(token) => token.cancelled().await,
         None => std::future::pending().await,
     }
-}
-
-/// The cache key of a request's parameters (without `_meta`).
-pub(crate) fn params_key(params: &JsonObject) -> String {
-    serde_json::to_string(params).unwrap_or_default()
-}
-
-/// Failures after which a stale cached result may be served instead.
-fn allows_stale(error: &Error) -> bool {
-    matches!(error, Error::Transport(_) | Error::Timeout(_))
-        || error.code() == Some(code::INTERNAL_ERROR)
 }
 
 /// `resultType` of a result: absent is complete; an unknown value is invalid.

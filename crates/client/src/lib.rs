@@ -69,6 +69,7 @@
 
 pub mod auth;
 mod cache;
+mod cached;
 mod client;
 mod digest;
 pub mod error;
@@ -84,6 +85,7 @@ mod safety;
 mod tool_book;
 mod tools;
 pub mod transport;
+mod watch;
 
 pub use cache::{Cache, Freshness};
 pub use client::{Client, ClientBuilder, Fetched};

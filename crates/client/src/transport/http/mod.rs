@@ -16,7 +16,6 @@ use super::{
 };
 
 mod legacy;
-mod old_sse;
 
 /// Header carrying the protocol version of a request.
 pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";

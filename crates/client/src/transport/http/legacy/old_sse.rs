@@ -12,10 +12,9 @@ use reqwest::Method;
 use reqwest::header::{ACCEPT, HeaderValue};
 use toolwire_protocol::{Message, Request, RequestId};
 
-use super::HttpInner;
-use super::legacy::{
-    HttpSession, base_headers, encode, next_chunk, post_message, read_session_stream, too_large,
-};
+use super::super::{HttpInner, content_type};
+use super::stream::{next_chunk, read_session_stream, too_large};
+use super::{HttpSession, base_headers, encode, post_message};
 use crate::transport::TransportError;
 use crate::transport::legacy::{
     accept_initialize, initialize_request, initialized_notification, internal_id,
@@ -42,7 +41,7 @@ async fn handshake(
     let mut headers = inner.headers.clone();
     headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
     let mut response = inner.send_raw(Method::GET, headers, Vec::new()).await?;
-    let is_sse = super::content_type(&response).starts_with("text/event-stream");
+    let is_sse = content_type(&response).starts_with("text/event-stream");
     if !response.status().is_success() || !is_sse {
         return Err(TransportError::Http {
             status: response.status().as_u16(),
