@@ -82,8 +82,11 @@ impl StdioTransportBuilder {
         self
     }
 
-    /// In auto mode, the era found on an earlier run: the probe is skipped,
-    /// and done after all if the handshake of that era fails.
+    /// In auto mode, the era found on an earlier run: the probe is skipped.
+    /// A remembered legacy era whose `initialize` is refused is probed
+    /// again; a remembered modern era is trusted, so a caller whose requests
+    /// then fail as a legacy server fails them (-32600, -32601) should drop
+    /// the hint and retry (the `toolwire` program does).
     pub fn era_hint(mut self, era: Option<Era>) -> Self {
         self.era_hint = era;
         self
