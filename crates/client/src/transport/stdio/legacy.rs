@@ -30,8 +30,8 @@ pub(super) async fn probe(
         discover_probe(internal_id("probe"), first)
     };
     let id = probe.id.clone();
-    let exchange = link.send(probe)?;
-    match tokio::time::timeout(timeout, first_response(exchange)).await {
+    let mut exchange = link.send(probe)?;
+    match tokio::time::timeout(timeout, first_response(&mut exchange)).await {
         Ok(reply) => {
             let reply = reply?;
             let era = probe_verdict(&reply);
@@ -39,6 +39,9 @@ pub(super) async fn probe(
             Ok((era, deliver))
         }
         Err(_) => {
+            // Forgotten before the exchange is dropped, so no
+            // `notifications/cancelled` reaches a server that may accept
+            // nothing before `initialize`.
             link.forget(&id);
             tracing::info!(
                 timeout_ms = timeout.as_millis() as u64,
@@ -110,8 +113,8 @@ async fn call(
     timeout: Duration,
 ) -> Result<Message, TransportError> {
     let method = request.method.clone();
-    let exchange = link.send(request)?;
-    tokio::time::timeout(timeout, first_response(exchange))
+    let mut exchange = link.send(request)?;
+    tokio::time::timeout(timeout, first_response(&mut exchange))
         .await
         .map_err(|_| {
             TransportError::Io(format!(
@@ -121,7 +124,7 @@ async fn call(
         })?
 }
 
-async fn first_response(mut exchange: Exchange) -> Result<Message, TransportError> {
+async fn first_response(exchange: &mut Exchange) -> Result<Message, TransportError> {
     loop {
         match exchange.next().await {
             None => return Err(TransportError::Closed(" (no response)".into())),
