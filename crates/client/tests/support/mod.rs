@@ -2,6 +2,8 @@
 //! and scripted fake servers for behaviour our server never shows.
 #![allow(dead_code)]
 
+pub mod legacy_fake;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -233,6 +235,26 @@ pub fn pipe_transport(server: Server) -> StdioTransport {
         }
     })
     .build()
+}
+
+/// A stdio transport builder to `server` running in this process over a
+/// pipe (set the era, probe timeout, ... before `build`).
+pub fn pipe_builder(server: Server) -> toolwire_client::transport::StdioTransportBuilder {
+    StdioTransport::from_fn("in-process demo", move || {
+        let server = server.clone();
+        async move {
+            let (client_end, server_end) = tokio::io::duplex(1 << 20);
+            let (server_read, server_write) = split(server_end);
+            tokio::spawn(toolwire_server::stdio::serve(
+                server,
+                server_read,
+                server_write,
+                StdioConfig::default(),
+            ));
+            let (read, write) = split(client_end);
+            Ok(Connection::new(read, write))
+        }
+    })
 }
 
 /// Our server on a real HTTP endpoint on 127.0.0.1; returns its URL.
