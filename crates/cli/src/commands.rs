@@ -294,7 +294,7 @@ pub async fn call(args: CallArgs) -> Result<(), Failure> {
             match outcome {
                 Ok(result) => {
                     if json {
-                        render::print_json(&result);
+                        render::print_result_json(&result, conn.client.era());
                     } else {
                         render::call_result(&result);
                     }
@@ -302,7 +302,7 @@ pub async fn call(args: CallArgs) -> Result<(), Failure> {
                 }
                 Err(Error::ToolExecution { tool, result }) => {
                     if json {
-                        render::print_json(&result);
+                        render::print_result_json(&result, conn.client.era());
                     }
                     let text = crate::connect::text_of(&result.content);
                     Err(Failure::new(
@@ -357,7 +357,7 @@ pub async fn read(args: ReadArgs) -> Result<(), Failure> {
             };
             conn.ui.clear_progress();
             if json {
-                render::print_json(&result);
+                render::print_result_json(&result, conn.client.era());
             } else {
                 render::read_result(&result);
             }
@@ -397,7 +397,7 @@ pub async fn prompt(args: PromptArgs) -> Result<(), Failure> {
             };
             conn.ui.clear_progress();
             if json {
-                render::print_json(&result);
+                render::print_result_json(&result, conn.client.era());
             } else {
                 render::prompt_result(&result);
             }

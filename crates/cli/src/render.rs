@@ -18,6 +18,21 @@ pub fn print_json(value: &impl serde::Serialize) {
     }
 }
 
+/// [`print_json`] for a result received in `era`: a legacy server's
+/// results have no `resultType`, so none is printed for them.
+pub fn print_result_json(value: &impl serde::Serialize, era: Option<Era>) {
+    let mut value = match serde_json::to_value(value) {
+        Ok(value) => value,
+        Err(e) => return eprintln!("toolwire: cannot print JSON: {e}"),
+    };
+    if era == Some(Era::Legacy) {
+        if let Some(object) = value.as_object_mut() {
+            object.remove("resultType");
+        }
+    }
+    print_json(&value);
+}
+
 /// What the annotations say, in words, marked untrusted unless trusted.
 pub fn annotations_line(info: &ToolInfo) -> Option<String> {
     let annotations = info.untrusted_annotations()?;

@@ -221,6 +221,8 @@ impl Transport for HttpTransport {
 #[derive(Debug)]
 struct Reply {
     body: ReplyBody,
+    /// The HTTP status (a JSON-RPC error may come with a 4xx).
+    status: u16,
     /// The `Mcp-Session-Id` response header.
     session_id: Option<String>,
 }
@@ -271,11 +273,18 @@ impl HttpInner {
         }
         let reply = self.post_modern(&outgoing).await;
         if self.mode == ProtocolMode::Auto {
-            match era_of_reply(&outgoing.request, &reply) {
-                Some(Era::Legacy) => {
-                    self.set_verdict(Era::Legacy);
-                    return legacy::send(&self, outgoing).await;
-                }
+            let known = *lock(&self.verdict);
+            match era_of_reply(&outgoing.request, &reply, known) {
+                Some(Era::Legacy) => match legacy::send(&self, outgoing.clone()).await {
+                    // Not a legacy server either: the modern reply stands.
+                    Err(error) if legacy::is_handshake_refusal(&error) => {
+                        tracing::debug!(%error, "initialize was refused too");
+                    }
+                    sent => {
+                        self.set_verdict(Era::Legacy);
+                        return sent;
+                    }
+                },
                 Some(Era::Modern) => self.set_verdict(Era::Modern),
                 None => {}
             }
@@ -363,19 +372,31 @@ impl HttpInner {
         let status = response.status();
         if status.is_success() && content_type.starts_with("text/event-stream") {
             let body = ReplyBody::Stream(response);
-            return Ok(Reply { body, session_id });
+            return Ok(Reply {
+                body,
+                status: status.as_u16(),
+                session_id,
+            });
         }
         let bytes = read_limited(response, self.max_message_bytes).await?;
         if content_type.starts_with("application/json") {
             if let Ok(message) = Message::from_slice(&bytes) {
                 let body = ReplyBody::Message(message);
-                return Ok(Reply { body, session_id });
+                return Ok(Reply {
+                    body,
+                    status: status.as_u16(),
+                    session_id,
+                });
             }
         }
         // 202 often says "Accepted" in text: no message either way.
         if status.is_success() && (bytes.is_empty() || status.as_u16() == 202) {
             let body = ReplyBody::Accepted(status.as_u16());
-            return Ok(Reply { body, session_id });
+            return Ok(Reply {
+                body,
+                status: status.as_u16(),
+                session_id,
+            });
         }
         Err(TransportError::Http {
             status: status.as_u16(),
@@ -423,11 +444,26 @@ impl HttpInner {
 }
 
 /// What a modern attempt's reply says about the server's era, in auto mode.
-fn era_of_reply(request: &Request, reply: &Result<Reply, TransportError>) -> Option<Era> {
+/// `known` is the era found before: a modern server's 400 with a plain
+/// JSON-RPC error (bad arguments, say) does not make it a legacy one.
+fn era_of_reply(
+    request: &Request,
+    reply: &Result<Reply, TransportError>,
+    known: Option<Era>,
+) -> Option<Era> {
     match reply {
         Err(TransportError::Http { status, body }) if is_legacy_refusal(*status, body) => {
             Some(Era::Legacy)
         }
+        // A 400 whose JSON-RPC error is not a modern one, e.g. the Python
+        // SDK's {"error": {"code": -32600, "message": "Missing session ID"}}.
+        // (A modern server answers other statuses with JSON-RPC errors too,
+        // e.g. 404 for -32601: those say nothing about the era.)
+        Ok(Reply {
+            body: ReplyBody::Message(Message::Error(e)),
+            status: 400,
+            ..
+        }) if known.is_none() && !is_modern_error(e.error.code) => Some(Era::Legacy),
         Ok(Reply {
             body: ReplyBody::Message(message),
             ..
@@ -448,9 +484,11 @@ fn era_of_reply(request: &Request, reply: &Result<Reply, TransportError>) -> Opt
 /// authorization, timeouts, size and rate limits, unless the body is a
 /// modern error.
 fn is_legacy_refusal(status: u16, body: &str) -> bool {
-    (400..500).contains(&status)
-        && !matches!(status, 401 | 403 | 408 | 413 | 429)
-        && !is_modern_error_body(body)
+    is_legacy_status(status) && !is_modern_error_body(body)
+}
+
+fn is_legacy_status(status: u16) -> bool {
+    (400..500).contains(&status) && !matches!(status, 401 | 403 | 408 | 413 | 429)
 }
 
 fn content_type(response: &reqwest::Response) -> String {

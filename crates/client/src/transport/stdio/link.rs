@@ -350,7 +350,17 @@ async fn write_lines(
     loop {
         let line = tokio::select! {
             biased;
-            _ = stop.cancelled() => break,
+            _ = stop.cancelled() => {
+                // What was queued before the stop still goes out (e.g. the
+                // `notifications/initialized` of a session closed at once).
+                while let Ok(line) = rx.try_recv() {
+                    if writer.write_all(&line).await.is_err() {
+                        break;
+                    }
+                }
+                let _ = writer.flush().await;
+                break;
+            }
             line = rx.recv() => line,
         };
         let Some(line) = line else { break };
