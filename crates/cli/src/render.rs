@@ -10,10 +10,26 @@ use toolwire::protocol::{
 
 use crate::terminal::Ui;
 
+/// `println!` that ends the program quietly when stdout is closed (e.g.
+/// `toolwire list ... | head -n 1`) instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        write_line(format_args!($($arg)*))
+    };
+}
+
+fn write_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if writeln!(stdout, "{line}").is_err() {
+        std::process::exit(0);
+    }
+}
+
 /// Prints JSON on stdout, pretty.
 pub fn print_json(value: &impl serde::Serialize) {
     match serde_json::to_string_pretty(value) {
-        Ok(text) => println!("{text}"),
+        Ok(text) => out!("{text}"),
         Err(e) => eprintln!("toolwire: cannot print JSON: {e}"),
     }
 }
@@ -120,7 +136,7 @@ fn type_name(property: &Value) -> String {
 
 /// The tool list.
 pub fn tools(ui: &Ui, server: &str, tools: &[ToolInfo]) {
-    println!(
+    out!(
         "{} tool{} on {server}:",
         tools.len(),
         if tools.len() == 1 { "" } else { "s" }
@@ -137,15 +153,15 @@ pub fn tools(ui: &Ui, server: &str, tools: &[ToolInfo]) {
         if claims_destructive(info) {
             head.push_str(&format!("  {}", ui_danger_stdout(ui, "[destructive]")));
         }
-        println!("{head}");
+        out!("{head}");
         if let Some(arguments) = arguments_line(&tool.input_schema) {
-            println!("      arguments: {arguments}");
+            out!("      arguments: {arguments}");
         }
         if tool.output_schema.is_some() {
-            println!("      returns structured content (has an outputSchema)");
+            out!("      returns structured content (has an outputSchema)");
         }
         if let Some(line) = annotations_line(info) {
-            println!("      {line}");
+            out!("      {line}");
         }
     }
 }
@@ -187,12 +203,12 @@ pub fn call_result(result: &CallToolResult) {
                 continue;
             }
         }
-        println!("{}", content_text(block));
+        out!("{}", content_text(block));
     }
     if let Some(structured) = structured {
         match serde_json::to_string_pretty(structured) {
-            Ok(text) => println!("{text}"),
-            Err(_) => println!("{structured}"),
+            Ok(text) => out!("{text}"),
+            Err(_) => out!("{structured}"),
         }
     }
 }
@@ -250,18 +266,18 @@ pub fn discover(server: &str, result: &DiscoverResult, era: Option<Era>, version
                 .as_ref()
                 .map(|t| format!(" ({t})"))
                 .unwrap_or_default();
-            println!("Server: {} {}{title} at {server}", info.name, info.version);
+            out!("Server: {} {}{title} at {server}", info.name, info.version);
             if let Some(description) = &info.description {
-                println!("  {description}");
+                out!("  {description}");
             }
         }
-        None => println!("Server at {server}"),
+        None => out!("Server at {server}"),
     }
     match era {
-        Some(Era::Legacy) => println!("Protocol: {version} (legacy era: initialize and a session)"),
-        _ => println!("Protocol: {version} (modern era: stateless)"),
+        Some(Era::Legacy) => out!("Protocol: {version} (legacy era: initialize and a session)"),
+        _ => out!("Protocol: {version} (modern era: stateless)"),
     }
-    println!(
+    out!(
         "Protocol versions: {}",
         result.supported_versions.join(", ")
     );
@@ -298,7 +314,7 @@ pub fn discover(server: &str, result: &DiscoverResult, era: Option<Era>, version
             offered.push(format!("extension {name}"));
         }
     }
-    println!(
+    out!(
         "Capabilities: {}",
         if offered.is_empty() {
             "none".to_owned()
@@ -307,9 +323,9 @@ pub fn discover(server: &str, result: &DiscoverResult, era: Option<Era>, version
         }
     );
     if let Some(instructions) = &result.instructions {
-        println!("Instructions:");
+        out!("Instructions:");
         for line in instructions.lines() {
-            println!("  {line}");
+            out!("  {line}");
         }
     }
 }
@@ -323,7 +339,7 @@ fn with_list_changed(name: &str, list_changed: Option<bool>) -> String {
 }
 
 pub fn resources(server: &str, resources: &[Resource], templates: &[ResourceTemplate]) {
-    println!(
+    out!(
         "{} resource{} on {server}:",
         resources.len(),
         if resources.len() == 1 { "" } else { "s" }
@@ -333,22 +349,22 @@ pub fn resources(server: &str, resources: &[Resource], templates: &[ResourceTemp
         if let Some(description) = &resource.description {
             line.push_str(&format!(" — {}", first_line(description)));
         }
-        println!("{line}");
+        out!("{line}");
     }
     if !templates.is_empty() {
-        println!("{} resource template(s):", templates.len());
+        out!("{} resource template(s):", templates.len());
         for template in templates {
             let mut line = format!("  {}  {}", template.uri_template, template.name);
             if let Some(description) = &template.description {
                 line.push_str(&format!(" — {}", first_line(description)));
             }
-            println!("{line}");
+            out!("{line}");
         }
     }
 }
 
 pub fn prompts(server: &str, prompts: &[Prompt]) {
-    println!(
+    out!(
         "{} prompt{} on {server}:",
         prompts.len(),
         if prompts.len() == 1 { "" } else { "s" }
@@ -358,7 +374,7 @@ pub fn prompts(server: &str, prompts: &[Prompt]) {
         if let Some(description) = &prompt.description {
             line.push_str(&format!(" — {}", first_line(description)));
         }
-        println!("{line}");
+        out!("{line}");
         if let Some(arguments) = &prompt.arguments {
             let parts: Vec<String> = arguments
                 .iter()
@@ -371,7 +387,7 @@ pub fn prompts(server: &str, prompts: &[Prompt]) {
                 })
                 .collect();
             if !parts.is_empty() {
-                println!("      arguments: {}", parts.join(", "));
+                out!("      arguments: {}", parts.join(", "));
             }
         }
     }
@@ -379,20 +395,20 @@ pub fn prompts(server: &str, prompts: &[Prompt]) {
 
 pub fn read_result(result: &ReadResourceResult) {
     for contents in &result.contents {
-        println!("{}", contents_text(contents));
+        out!("{}", contents_text(contents));
     }
 }
 
 pub fn prompt_result(result: &GetPromptResult) {
     if let Some(description) = &result.description {
-        println!("# {description}");
+        out!("# {description}");
     }
     for message in &result.messages {
         let role = match message.role {
             Role::User => "user",
             Role::Assistant => "assistant",
         };
-        println!("[{role}] {}", content_text(&message.content));
+        out!("[{role}] {}", content_text(&message.content));
     }
 }
 
