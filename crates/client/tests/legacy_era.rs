@@ -294,8 +294,13 @@ async fn a_stdio_server_silent_on_discover_is_taken_for_legacy_after_the_probe_t
     assert!(fake.with_method("notifications/cancelled").is_empty());
     let init = fake.with_method("initialize");
     let discover = fake.with_method("server/discover");
+    // (The fake's clock starts when it reads the probe, a little after
+    // the client's: allow for that.)
     let waited = init[0].at - discover[0].at;
-    assert!(waited >= probe, "initialize {waited:?} after the probe");
+    assert!(
+        waited >= probe - Duration::from_millis(50),
+        "initialize {waited:?} after the probe"
+    );
 
     let echoed = within("call", client.call_tool("echo", json!({"text": "late"})))
         .await
@@ -662,5 +667,179 @@ async fn close_ends_an_http_legacy_session_with_delete() {
     assert!(
         eventually(LIMIT, || fake.listeners() == 0).await,
         "the GET stream is still open"
+    );
+}
+
+/// The fake's record of the response to its request `id`.
+fn response_to(fake: &LegacyFake, id: &str) -> Option<Seen> {
+    fake.seen()
+        .into_iter()
+        .find(|s| s.method().is_none() && s.body["id"] == id)
+}
+
+#[tokio::test]
+async fn requests_a_legacy_server_sends_on_its_own_are_answered_through_the_handlers() {
+    for transport in ["stdio", "http"] {
+        let fake = LegacyFake::new(FakeOptions::default());
+        let client = match transport {
+            "stdio" => legacy_client(Client::builder(fake.stdio().build())),
+            _ => legacy_client(Client::builder(
+                HttpTransport::new(fake.http().await).unwrap(),
+            )),
+        };
+        within(transport, client.list_tools()).await.unwrap();
+        assert!(
+            eventually(LIMIT, || fake.listeners() == 1).await,
+            "{transport}: no stream to push on"
+        );
+        fake.push(json!({"jsonrpc": "2.0", "id": "s-ping", "method": "ping"}));
+        fake.push(json!({"jsonrpc": "2.0", "id": "s-elicit", "method": "elicitation/create",
+            "params": {"mode": "form", "message": "Name?",
+                       "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}}));
+        fake.push(json!({"jsonrpc": "2.0", "id": "s-roots", "method": "roots/list"}));
+        fake.push(
+            json!({"jsonrpc": "2.0", "id": "s-sample", "method": "sampling/createMessage",
+            "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                       "maxTokens": 5}}),
+        );
+        let ids = ["s-ping", "s-elicit", "s-roots", "s-sample"];
+        let all = eventually(LIMIT, || {
+            ids.iter().all(|id| response_to(&fake, id).is_some())
+        })
+        .await;
+        assert!(all, "{transport}: {:?}", fake.trail());
+        let body = |id: &str| response_to(&fake, id).unwrap().body;
+        assert_eq!(
+            body("s-ping"),
+            json!({"jsonrpc": "2.0", "id": "s-ping", "result": {}})
+        );
+        assert_eq!(
+            body("s-elicit")["result"]["action"],
+            "decline",
+            "{transport}"
+        );
+        assert_eq!(
+            body("s-roots"),
+            json!({"jsonrpc": "2.0", "id": "s-roots", "result": {"roots": [{"uri": "file:///work"}]}}),
+            "{transport}"
+        );
+        // No sampling handler: the capability was never declared.
+        assert_eq!(body("s-sample")["error"]["code"], -32601, "{transport}");
+        if transport == "http" {
+            for id in ids {
+                let seen = response_to(&fake, id).unwrap();
+                assert_eq!(seen.verb, "POST");
+                assert_eq!(seen.header("mcp-session-id"), Some(session_id(1).as_str()));
+                assert_eq!(seen.header("mcp-protocol-version"), Some("2025-11-25"));
+            }
+        }
+        within(transport, client.close()).await;
+    }
+}
+
+#[tokio::test]
+async fn a_legacy_era_hint_skips_the_probe_and_the_modern_attempt() {
+    let fake = LegacyFake::new(FakeOptions::default());
+    let stdio = fake.stdio().era_hint(Some(Era::Legacy)).build();
+    let client = legacy_client(Client::builder(stdio));
+    list_and_call("stdio", &client).await;
+    assert_eq!(
+        fake.trail(),
+        [
+            "STDIO initialize",
+            "STDIO notifications/initialized",
+            "STDIO tools/list",
+            "STDIO tools/call"
+        ]
+    );
+    within("close", client.close()).await;
+
+    let fake = LegacyFake::new(FakeOptions::default());
+    let http = HttpTransport::builder(fake.http().await)
+        .era_hint(Some(Era::Legacy))
+        .build()
+        .unwrap();
+    let client = legacy_client(Client::builder(http));
+    list_and_call("http", &client).await;
+    assert_eq!(
+        fake.trail(),
+        [
+            "POST initialize",
+            "POST notifications/initialized",
+            "GET",
+            "POST tools/list",
+            "POST tools/call"
+        ]
+    );
+    within("close", client.close()).await;
+}
+
+#[tokio::test]
+async fn a_wrong_legacy_hint_is_corrected_against_a_modern_only_server() {
+    let server = support::demo_builder().modern_only().build().unwrap();
+    let url = support::http_server(server.clone()).await;
+    let transports: [(&str, ClientBuilder); 2] = [
+        (
+            "stdio",
+            Client::builder(pipe_builder(server).era_hint(Some(Era::Legacy)).build()),
+        ),
+        (
+            "http",
+            Client::builder(
+                HttpTransport::builder(url)
+                    .era_hint(Some(Era::Legacy))
+                    .build()
+                    .unwrap(),
+            ),
+        ),
+    ];
+    for (transport, builder) in transports {
+        let client = builder.build();
+        assert_eq!(client.era(), Some(Era::Legacy), "{transport}: the hint");
+        let echoed = within(transport, client.call_tool("echo", json!({"text": "hi"})))
+            .await
+            .unwrap();
+        assert_eq!(text_of(&echoed), "hi", "{transport}");
+        assert_eq!(client.era(), Some(Era::Modern), "{transport}");
+        assert_eq!(client.protocol_version(), "2026-07-28", "{transport}");
+        within(transport, client.close()).await;
+    }
+}
+
+#[tokio::test]
+async fn a_sessionless_legacy_http_server_is_found_by_its_answer_to_discover() {
+    let fake = LegacyFake::new(FakeOptions {
+        sessionless: true,
+        ..Default::default()
+    });
+    let client = legacy_client(Client::builder(
+        HttpTransport::new(fake.http().await).unwrap(),
+    ));
+    let discovered = within("discover", client.discover()).await.unwrap().value;
+    assert_eq!(client.era(), Some(Era::Legacy));
+    assert_eq!(discovered.supported_versions, ["2025-11-25"]);
+    list_and_call("http", &client).await;
+    let seen = fake.seen();
+    assert_eq!(
+        fake.trail(),
+        [
+            "POST server/discover",
+            "POST initialize",
+            "POST notifications/initialized",
+            "GET",
+            "POST tools/list",
+            "POST tools/call"
+        ]
+    );
+    assert_eq!(seen[1].body["params"], expected_initialize_params());
+    for s in &seen[2..] {
+        assert_eq!(s.header("mcp-session-id"), None, "{:?}", s.body);
+        assert_eq!(s.header("mcp-protocol-version"), Some("2025-11-25"));
+        assert!(!has_modern_meta(&s.body), "modern _meta in {:?}", s.body);
+    }
+    within("close", client.close()).await;
+    assert!(
+        fake.seen().iter().all(|s| s.verb != "DELETE"),
+        "no session, so nothing to delete"
     );
 }

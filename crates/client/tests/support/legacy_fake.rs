@@ -39,6 +39,9 @@ pub struct FakeOptions {
     /// Answer every request (not notifications or responses) 404, as if
     /// each session expired at once (HTTP).
     pub expire_at_once: bool,
+    /// Mint no session ids and check none; `GET` is 405 (HTTP: a stateless
+    /// legacy server, which answers whatever comes, `initialize` or not).
+    pub sessionless: bool,
 }
 
 /// One message the fake received.
@@ -251,6 +254,17 @@ impl LegacyFake {
         let message: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
         self.record("POST", pairs(headers), message.clone());
         let method = message.get("method").and_then(Value::as_str);
+        if self.options.sessionless {
+            return match self.answer(&message) {
+                Some(reply) if message.get("id").is_some() && method.is_some() => {
+                    Response::builder()
+                        .header("content-type", "application/json")
+                        .body(Body::from(reply.to_string()))
+                        .unwrap()
+                }
+                _ => plain(StatusCode::ACCEPTED, ""),
+            };
+        }
         if method == Some("initialize") {
             let id = session_id(self.minted.fetch_add(1, Ordering::SeqCst) + 1);
             self.sessions.lock().unwrap().insert(id.clone());
@@ -301,6 +315,9 @@ impl LegacyFake {
 
     fn http_get(&self, headers: &HeaderMap) -> Response {
         self.record("GET", pairs(headers), Value::Null);
+        if self.options.sessionless {
+            return plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+        }
         if let Some(refusal) = self.refusal(headers) {
             return refusal;
         }
