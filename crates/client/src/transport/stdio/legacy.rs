@@ -59,7 +59,17 @@ pub(super) async fn handshake(
     timeout: Duration,
 ) -> Result<Arc<LegacySession>, TransportError> {
     let initialize = initialize_request(internal_id("initialize"), first);
-    let reply = call(link, initialize, timeout).await?;
+    let id = initialize.id.clone();
+    let mut exchange = link.send(initialize)?;
+    let answered = tokio::time::timeout(timeout, first_response(&mut exchange)).await;
+    // `initialize` is never cancelled: forget it before the exchange goes.
+    link.forget(&id);
+    let reply = answered.map_err(|_| {
+        TransportError::Handshake(format!(
+            "no answer to initialize within {} ms",
+            timeout.as_millis()
+        ))
+    })??;
     let session = Arc::new(LegacySession::new(accept_initialize(reply)?));
     link.write(&Message::Notification(initialized_notification()))?;
     tracing::info!(
