@@ -843,3 +843,35 @@ async fn a_sessionless_legacy_http_server_is_found_by_its_answer_to_discover() {
         "no session, so nothing to delete"
     );
 }
+
+/// A call that times out on a legacy stdio session is cancelled with
+/// `notifications/cancelled` naming it, and the session goes on serving.
+#[tokio::test]
+async fn a_timed_out_call_on_a_legacy_session_is_cancelled_and_the_session_goes_on() {
+    let fake = LegacyFake::new(FakeOptions::default());
+    let transport = fake.stdio().protocol(ProtocolMode::Legacy).build();
+    let client = Client::builder(transport).build();
+    let options = RequestOptions::new().timeout(Duration::from_millis(200));
+    let error = client
+        .call_tool_with("hang", json!({}), &options)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::Timeout(_)), "{error:?}");
+    let call = fake.with_method("tools/call");
+    let hung = call.last().expect("the call was sent").body["id"].clone();
+    let arrived = eventually(Duration::from_secs(5), || {
+        !fake.with_method("notifications/cancelled").is_empty()
+    })
+    .await;
+    assert!(arrived, "no notifications/cancelled: {:?}", fake.trail());
+    assert_eq!(
+        fake.with_method("notifications/cancelled")[0].body["params"],
+        json!({"requestId": hung, "reason": "cancelled by the client"})
+    );
+    let echoed = client
+        .call_tool("echo", json!({"text": "still here"}))
+        .await
+        .unwrap();
+    assert_eq!(echoed.content[0].as_text(), Some("still here"));
+    assert_eq!(fake.initializes(), 1);
+}

@@ -188,6 +188,8 @@ impl LegacyFake {
                     json!({"content": [{"type": "text", "text": text}]})
                 }
                 Some("resume") => json!({"content": [{"type": "text", "text": "resumed"}]}),
+                // Never answers: for timeouts and cancellation.
+                Some("hang") => return None,
                 other => return Some(error(id, -32602, &format!("unknown tool {other:?}"))),
             },
             other => return Some(error(id, -32601, &format!("Method not found: {other}"))),
