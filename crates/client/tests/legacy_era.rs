@@ -875,3 +875,32 @@ async fn a_timed_out_call_on_a_legacy_session_is_cancelled_and_the_session_goes_
     assert_eq!(echoed.content[0].as_text(), Some("still here"));
     assert_eq!(fake.initializes(), 1);
 }
+
+/// A group aggregates servers of both eras the same way: a strictly legacy
+/// one found by auto mode beside our server speaking 2026-07-28.
+#[tokio::test]
+async fn a_group_aggregates_a_legacy_and_a_modern_server() {
+    let fake = LegacyFake::new(FakeOptions::default());
+    let legacy = Client::builder(fake.stdio().build()).build();
+    let modern = Client::builder(pipe_builder(demo_server()).build()).build();
+    let group = toolwire_client::ClientGroup::builder()
+        .client("old", legacy.clone())
+        .client("new", modern.clone())
+        .build();
+    let list = group.list_tools().await;
+    assert!(list.failures.is_empty(), "{:?}", list.failures);
+    let names: Vec<&str> = list.tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(
+        names.contains(&"old_echo") && names.contains(&"new_echo"),
+        "{names:?}"
+    );
+    for (tool, text) in [
+        ("old_echo", "to the legacy one"),
+        ("new_echo", "to the modern one"),
+    ] {
+        let result = group.call_tool(tool, json!({"text": text})).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some(text), "{tool}");
+    }
+    assert_eq!(legacy.era(), Some(Era::Legacy));
+    assert_eq!(modern.era(), Some(Era::Modern));
+}
