@@ -1,4 +1,5 @@
-//! The toolwire client SDK: call tools on any MCP 2026-07-28 server, safely.
+//! The toolwire client SDK: call tools on any MCP server, 2026-07-28 or the
+//! initialization-based 2025 revisions, safely.
 //!
 //! A [`Client`] talks to one server over a [`transport`]: Streamable HTTP
 //! ([`transport::HttpTransport`]) or stdio to a child process
@@ -6,6 +7,14 @@
 //! protocol requires (version, the capabilities of the handlers installed,
 //! client info); an unsupported version is retried once with one both sides
 //! speak.
+//!
+//! **Both eras.** By default the transports find out on first contact what
+//! the server speaks ([`transport::ProtocolMode::Auto`]): a 2026-07-28
+//! server is spoken to statelessly; a 2025-11-25, 2025-06-18 or 2025-03-26
+//! one gets a session (`initialize`, `Mcp-Session-Id`, SSE resumption; over
+//! HTTP even the 2024-11-05 HTTP+SSE transport). The API below is the same
+//! for both; [`Client::era`] and [`Client::protocol_version`] say which is
+//! spoken, and the same handlers answer a legacy server's requests.
 //!
 //! What the client does for the application:
 //!
