@@ -1508,3 +1508,103 @@ async fn serves_on_a_listener_bound_beforehand() {
         .unwrap()
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_mirrored_argument_of_the_wrong_type_is_an_argument_error_not_a_header_mismatch() {
+    let h = Harness::start().await;
+    let cases = [
+        (
+            json!({"region": 12345}),
+            "Mcp-Param-Region",
+            "12345",
+            "/region: 12345 is not of type \"string\"",
+        ),
+        (
+            json!({"limit": "42"}),
+            "Mcp-Param-Limit",
+            "42",
+            "/limit: \"42\" is not of type \"integer\"",
+        ),
+        (
+            json!({"dry_run": "true"}),
+            "Mcp-Param-Dry-Run",
+            "true",
+            "/dry_run: \"true\" is not of type \"boolean\"",
+        ),
+    ];
+    for (arguments, header, value, fault) in cases {
+        let response = sql(&h, arguments, |headers| set(headers, header, value)).await;
+        let reply = json_reply(response, StatusCode::OK).await;
+        assert_eq!(reply["result"]["isError"], true, "{reply}");
+        assert_eq!(
+            reply["result"]["content"],
+            json!([{"type": "text", "text": format!("Invalid arguments for tool sql:\n{fault}")}])
+        );
+    }
+    h.stop().await;
+}
+
+/// Every -32020 message is true as written: the values it quotes are the
+/// ones sent, and they do differ.
+#[tokio::test]
+async fn header_mismatch_messages_say_exactly_what_differs() {
+    let h = Harness::start().await;
+    let cases: Vec<(Value, Box<dyn Fn(&mut HeaderMap)>, &str)> = vec![
+        (
+            json!({"region": "us-west1"}),
+            Box::new(|headers| set(headers, "Mcp-Param-Region", "eu")),
+            "Header mismatch: Mcp-Param-Region header value 'eu' does not match body value 'us-west1'",
+        ),
+        (
+            json!({"limit": 42}),
+            Box::new(|headers| set(headers, "Mcp-Param-Limit", "43")),
+            "Header mismatch: Mcp-Param-Limit header value '43' does not match body value '42'",
+        ),
+        (
+            json!({"dry_run": true}),
+            Box::new(|headers| set(headers, "Mcp-Param-Dry-Run", "false")),
+            "Header mismatch: Mcp-Param-Dry-Run header value 'false' does not match body value 'true'",
+        ),
+        (
+            json!({"region": "us-west1"}),
+            Box::new(|headers| remove(headers, "Mcp-Param-Region")),
+            "Header mismatch: required header Mcp-Param-Region is missing (argument /region is present in the body)",
+        ),
+        (
+            json!({}),
+            Box::new(|headers| set(headers, "Mcp-Param-Region", "eu")),
+            "Header mismatch: Mcp-Param-Region header value 'eu' has no body value to match (argument /region is absent or null)",
+        ),
+        (
+            json!({"region": "us-west1"}),
+            Box::new(|headers| {
+                set(headers, "Mcp-Param-Region", "us-west1");
+                set(headers, "Mcp-Method", "tools/list");
+            }),
+            "Header mismatch: Mcp-Method header value 'tools/list' does not match body value 'tools/call'",
+        ),
+        (
+            json!({"region": "us-west1"}),
+            Box::new(|headers| {
+                set(headers, "Mcp-Param-Region", "us-west1");
+                set(headers, "Mcp-Name", "echo");
+            }),
+            "Header mismatch: Mcp-Name header value 'echo' does not match body value 'sql'",
+        ),
+        (
+            json!({"region": "us-west1"}),
+            Box::new(|headers| {
+                set(headers, "Mcp-Param-Region", "us-west1");
+                remove(headers, "Mcp-Method");
+            }),
+            "Header mismatch: required header Mcp-Method is missing",
+        ),
+    ];
+    for (arguments, edit, expected) in cases {
+        let response = sql(&h, arguments, |headers| edit(headers)).await;
+        let reply = json_reply(response, StatusCode::BAD_REQUEST).await;
+        assert_eq!(reply["error"]["code"], -32020, "{reply}");
+        assert_eq!(reply["error"]["message"], expected, "{reply}");
+    }
+    h.stop().await;
+}

@@ -6,6 +6,7 @@ use http::HeaderMap;
 use http::header::{self, HeaderName};
 use serde_json::Value;
 use toolwire_protocol::{ErrorObject, JsonObject, Request, keys};
+use toolwire_schema::HeaderKind;
 use toolwire_schema::header_value::{decode_header_value, header_matches};
 
 use super::config::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, QUOTE_LIMIT};
@@ -66,10 +67,17 @@ pub(super) fn check_headers(
                     param.pointer
                 )));
             }
+            // A value of the wrong type is the arguments' fault, not the
+            // header's: argument validation reports it, naming the parameter
+            // and the type it must have.
+            (Some(_), Some(value)) if !fits(value, param.kind) => {}
             (Some(raw), Some(value)) => match header_matches(raw, value, param.kind) {
                 Ok(true) => {}
                 Ok(false) => {
-                    let body = value.to_string();
+                    let body = match value {
+                        Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    };
                     return Err(mismatch(&param.name, raw.trim_matches([' ', '\t']), &body));
                 }
                 Err(error) => return Err(malformed(&param.name, &error)),
@@ -77,6 +85,19 @@ pub(super) fn check_headers(
         }
     }
     Ok(())
+}
+
+/// Whether `value` has the JSON type a header of `kind` mirrors.
+fn fits(value: &Value, kind: HeaderKind) -> bool {
+    match kind {
+        HeaderKind::String => value.is_string(),
+        HeaderKind::Boolean => value.is_boolean(),
+        HeaderKind::Integer => {
+            value.is_i64()
+                || value.is_u64()
+                || value.as_f64().is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+        }
+    }
 }
 
 /// The body field `Mcp-Name` mirrors for `method`, if any.
