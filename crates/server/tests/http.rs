@@ -1549,7 +1549,8 @@ async fn a_mirrored_argument_of_the_wrong_type_is_an_argument_error_not_a_header
 #[tokio::test]
 async fn header_mismatch_messages_say_exactly_what_differs() {
     let h = Harness::start().await;
-    let cases: Vec<(Value, Box<dyn Fn(&mut HeaderMap)>, &str)> = vec![
+    type EditHeaders = Box<dyn Fn(&mut HeaderMap)>;
+    let cases: Vec<(Value, EditHeaders, &str)> = vec![
         (
             json!({"region": "us-west1"}),
             Box::new(|headers| set(headers, "Mcp-Param-Region", "eu")),
