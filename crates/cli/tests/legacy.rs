@@ -177,6 +177,76 @@ mod client_side {
         assert_eq!(eras(&config)[key(&server)], "legacy");
     }
 
+    /// The confirmation `delete_file` asks for is a real `elicitation/create`
+    /// request in the legacy era; the same terminal prompt answers it.
+    #[test]
+    fn a_legacy_servers_elicitation_is_the_same_prompt() {
+        let bin = super::bin();
+        for protocol in ["legacy", "modern"] {
+            let ran = run_with_env(
+                &[
+                    "call",
+                    "--protocol",
+                    protocol,
+                    "delete_file",
+                    "path=/etc/motd",
+                    "--yes",
+                    "--",
+                    bin,
+                    "serve",
+                    "--stdio",
+                ],
+                "y\n",
+                &[],
+            );
+            ran.expect_code(0);
+            assert_eq!(
+                ran.stdout, "Deleted /etc/motd (pretend: the demo never touches your files)\n",
+                "{protocol}"
+            );
+            assert!(
+                ran.stderr
+                    .contains("asks you (during tools/call delete_file)"),
+                "{protocol}: {}",
+                ran.stderr
+            );
+        }
+    }
+
+    /// Over HTTP too: the elicitation arrives on the call's SSE stream and
+    /// the answer is POSTed on the session.
+    #[test]
+    fn a_legacy_http_servers_elicitation_is_the_same_prompt() {
+        let served = super::Served::start(&[]);
+        let ran = run_with_env(
+            &[
+                "call",
+                "--protocol",
+                "legacy",
+                &served.url,
+                "delete_file",
+                "path=/etc/motd",
+                "--yes",
+            ],
+            "y\n",
+            &[],
+        );
+        ran.expect_code(0);
+        assert_eq!(
+            ran.stdout,
+            "Deleted /etc/motd (pretend: the demo never touches your files)\n"
+        );
+        let discovered = run_with_env(&["discover", "--protocol", "legacy", &served.url], "", &[]);
+        discovered.expect_code(0);
+        assert!(
+            discovered
+                .stdout
+                .contains("Protocol: 2025-11-25 (legacy era: initialize and a session)"),
+            "{}",
+            discovered.stdout
+        );
+    }
+
     #[test]
     fn protocol_legacy_forces_the_legacy_era_on_the_dual_era_server() {
         let bin = super::bin();
