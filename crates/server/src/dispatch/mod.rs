@@ -17,13 +17,15 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use toolwire_protocol::{
     DiscoverResult, ErrorObject, ErrorResponse, JsonObject, ListChangedCapability, Message,
-    Request, ResourcesCapability, ResultResponse, ResultType, ServerCapabilities, code, keys,
+    Request, RequestId, ResourcesCapability, ResultResponse, ResultType, ServerCapabilities, code,
+    keys,
 };
 
 pub(crate) use self::meta::is_meta_error;
 pub(crate) use self::reply::{Answer, Reply};
 use self::tools::parse_call;
 use crate::context::{CheckedMeta, RequestContext, RequestEnv};
+use crate::features::listing::Listing;
 use crate::server::Server;
 
 /// Methods of earlier revisions (or never standard) that this revision removed.
@@ -60,7 +62,7 @@ impl Server {
                 Reply::Message(Message::Result(ResultResponse::new(id, result)))
             }
             Ok(answer) => Reply::Answer(id, answer),
-            Err(error) => Reply::Message(Message::Error(ErrorResponse::new(Some(id), error))),
+            Err(error) => self.error_reply(id, error),
         }
     }
 
@@ -89,15 +91,27 @@ impl Server {
         let id = request.id.clone();
         if !self.serves(&request.method) {
             let error = ErrorObject::method_not_found(&request.method);
-            return Reply::Message(Message::Error(ErrorResponse::new(Some(id), error)));
+            return self.error_reply(id, error);
         }
         match self.route(request, meta, env).await {
             Ok(Answer::Object(result)) => {
                 Reply::Message(Message::Result(ResultResponse::new(id, result)))
             }
             Ok(answer) => Reply::Answer(id, answer),
-            Err(error) => Reply::Message(Message::Error(ErrorResponse::new(Some(id), error))),
+            Err(error) => self.error_reply(id, error),
         }
+    }
+
+    /// An error response; its message and data pass the invisible-text rule
+    /// (an error message reaches the model too).
+    fn error_reply(&self, id: RequestId, mut error: ErrorObject) -> Reply {
+        self.inner.config.sanitize.clean_error(&mut error);
+        Reply::Message(Message::Error(ErrorResponse::new(Some(id), error)))
+    }
+
+    /// A list page, to be written with the invisible-text rule.
+    fn listing(&self, listing: Listing) -> Answer {
+        Answer::Listing(listing, self.inner.config.sanitize.invisible_mode())
     }
 
     /// Runs the handler of a checked request.
@@ -115,16 +129,16 @@ impl Server {
             "tools/call" => Box::pin(self.call_tool(parse_call(params)?, cx)).await,
             "tools/list" => self
                 .list(&self.inner.tools, parse(params)?, &cx)
-                .map(Answer::Listing),
+                .map(|l| self.listing(l)),
             "resources/list" => self
                 .list(&self.inner.resources, parse(params)?, &cx)
-                .map(Answer::Listing),
+                .map(|l| self.listing(l)),
             "resources/templates/list" => self
                 .list(&self.inner.templates, parse(params)?, &cx)
-                .map(Answer::Listing),
+                .map(|l| self.listing(l)),
             "prompts/list" => self
                 .list(&self.inner.prompts, parse(params)?, &cx)
-                .map(Answer::Listing),
+                .map(|l| self.listing(l)),
             _ => self.respond(params, cx).await.map(Answer::Object),
         }
     }
@@ -217,7 +231,10 @@ impl Server {
         DiscoverResult {
             supported_versions: config.supported_versions.clone(),
             capabilities: self.capabilities(),
-            instructions: config.instructions.clone(),
+            instructions: config.instructions.as_deref().map(|text| {
+                let (text, _) = config.sanitize.clean_text_invisible(text);
+                text.into_owned()
+            }),
             ttl_ms: config.discover_cache.ttl_ms,
             cache_scope: config.discover_cache.scope,
             ..Default::default()

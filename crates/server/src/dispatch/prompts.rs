@@ -11,6 +11,7 @@ use crate::context::RequestContext;
 use crate::context::mrtr::RoundKey;
 use crate::features::listing::Listed;
 use crate::security::audit::{self, Denial};
+use crate::security::sanitize::SanitizeReport;
 use crate::server::Server;
 
 impl Server {
@@ -47,15 +48,31 @@ impl Server {
         let run = move |cx| handler(arguments, cx);
         let state = params.request_state.as_deref();
         let what = format!("Prompt {}", params.name);
+        let who = audit::listening().then(|| cx.principal().clone());
         match self
             .run_round(&key, state, params.input_responses.as_ref(), cx, &what, run)
             .await?
         {
-            Finished::Value(messages) => Ok(self.finish(GetPromptResult {
-                description: prompt.definition.description.clone(),
-                messages,
-                ..Default::default()
-            })),
+            Finished::Value(mut messages) => {
+                // What reaches the model: the description and every message's text.
+                let policy = &self.inner.config.sanitize;
+                let mut report = SanitizeReport::default();
+                let mut description = prompt.definition.description.clone();
+                if let Some(description) = &mut description {
+                    policy.clean_invisible(description, &mut report);
+                }
+                for message in &mut messages {
+                    policy.clean_content(std::slice::from_mut(&mut message.content), &mut report);
+                }
+                audit::sanitized(who.as_ref(), "prompts/get", &params.name, &report);
+                let mut result = self.finish(GetPromptResult {
+                    description,
+                    messages,
+                    ..Default::default()
+                });
+                policy.flag_object(&mut result, &report);
+                Ok(result)
+            }
             Finished::ExecutionError(message) => Err(ErrorObject::invalid_params(message)),
             Finished::InputRequired(result) => Ok(result),
         }

@@ -6,13 +6,15 @@ use toolwire_protocol::{CallToolResult, JsonObject, Message, RequestId, ResultRe
 
 use crate::context::encode::{encode_message, write_json};
 use crate::features::listing::Listing;
+use crate::security::sanitize::{Invisible, SanitizeReport, scrub_json_tail, scrub_value};
 
 /// What the dispatcher produced for a request that succeeded.
 pub(crate) enum Answer {
     Object(JsonObject),
     /// A list page: its entries are written from the JSON made when they
-    /// were registered.
-    Listing(Listing),
+    /// were registered, then the invisible-text rule runs over what was
+    /// written (names, titles, descriptions and schemas reach the model).
+    Listing(Listing, Invisible),
     /// A tool's finished result (sanitised, `_meta` filled in), written
     /// without building a JSON tree of it first.
     ToolResult(CallToolResult),
@@ -23,7 +25,14 @@ impl Answer {
     fn into_object(self) -> JsonObject {
         match self {
             Answer::Object(result) => result,
-            Answer::Listing(listing) => listing.into_object(),
+            Answer::Listing(listing, mode) => {
+                let mut object = Value::Object(listing.into_object());
+                scrub_value(&mut object, mode, &mut SanitizeReport::default());
+                match object {
+                    Value::Object(object) => object,
+                    _ => JsonObject::new(),
+                }
+            }
             Answer::ToolResult(result) => match serde_json::to_value(result) {
                 Ok(Value::Object(result)) => result,
                 _ => JsonObject::new(),
@@ -36,7 +45,11 @@ impl Answer {
     fn write(&self, out: &mut Vec<u8>) {
         match self {
             Answer::Object(result) => write_json(out, result),
-            Answer::Listing(listing) => listing.write(out),
+            Answer::Listing(listing, mode) => {
+                let start = out.len();
+                listing.write(out);
+                scrub_json_tail(out, start, *mode);
+            }
             Answer::ToolResult(result) => write_json(out, result),
         }
     }

@@ -12,6 +12,8 @@ use crate::context::mrtr::RoundKey;
 use crate::features::cache::CacheHint;
 use crate::features::listing::Listed;
 use crate::features::resources::{ErasedReadHandler, ReadRequest};
+use crate::security::audit;
+use crate::security::sanitize::SanitizeReport;
 use crate::server::Server;
 
 impl Server {
@@ -79,22 +81,30 @@ impl Server {
         let state = params.request_state.as_deref();
         let run = move |cx| handler(request, cx);
         let what = format!("Reading {}", params.uri);
+        let who = audit::listening().then(|| cx.principal().clone());
         match self
             .run_round(&key, state, params.input_responses.as_ref(), cx, &what, run)
             .await?
         {
             Finished::Value(contents) if contents.is_empty() => Err(not_found()),
-            Finished::Value(contents) => {
+            Finished::Value(mut contents) => {
+                // What reaches the model: every text content.
+                let policy = &self.inner.config.sanitize;
+                let mut report = SanitizeReport::default();
+                policy.clean_contents(&mut contents, &mut report);
+                audit::sanitized(who.as_ref(), "resources/read", &params.uri, &report);
                 let mut hint = cache.unwrap_or(self.inner.config.read_cache);
                 if private {
                     hint.scope = toolwire_protocol::CacheScope::Private;
                 }
-                Ok(self.finish(ReadResourceResult {
+                let mut result = self.finish(ReadResourceResult {
                     contents,
                     ttl_ms: hint.ttl_ms,
                     cache_scope: hint.scope,
                     ..Default::default()
-                }))
+                });
+                policy.flag_object(&mut result, &report);
+                Ok(result)
             }
             Finished::ExecutionError(message) => {
                 Err(ErrorObject::invalid_params(message).with_data(json!({"uri": params.uri})))

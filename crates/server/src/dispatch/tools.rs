@@ -15,6 +15,7 @@ use crate::context::output::{BoxFuture, ToolError, ToolOutput};
 use crate::features::listing::Listed;
 use crate::security::audit::{self, Denial, Outcome};
 use crate::security::rate_limit::check_tool_rate;
+use crate::security::sanitize::SanitizeReport;
 use crate::server::Server;
 
 impl Server {
@@ -24,9 +25,10 @@ impl Server {
         cx: RequestContext,
     ) -> Result<Answer, ErrorObject> {
         let record = audit::ToolCallRecord::start(&cx, &params);
-        let (outcome, reply) = self.run_tool(params, cx).await;
+        let mut report = SanitizeReport::default();
+        let (outcome, reply) = self.run_tool(params, cx, &mut report).await;
         if let Some(record) = record {
-            record.finish(outcome);
+            record.finish(outcome, &report);
         }
         reply
     }
@@ -37,7 +39,10 @@ impl Server {
         &self,
         params: CallToolRequestParams,
         cx: RequestContext,
+        report: &mut SanitizeReport,
     ) -> (Outcome, Result<Answer, ErrorObject>) {
+        // Every result below leaves through `finish_tool_into`, which
+        // sanitises it and keeps what was removed for the audit record.
         // A tool the caller may not use is answered exactly like an unknown one.
         let unknown = || ErrorObject::invalid_params(format!("Unknown tool: {}", params.name));
         let tool = match self.inner.tools.get(&params.name) {
@@ -60,7 +65,10 @@ impl Server {
         );
         if let Err(message) = rate.await {
             let result = CallToolResult::error(message);
-            return (Outcome::RateLimited, Ok(self.finish_tool(name, result)));
+            return (
+                Outcome::RateLimited,
+                Ok(self.finish_tool_into(name, result, report)),
+            );
         }
         let arguments = Value::Object(params.arguments.unwrap_or_default());
         let Value::Object(object) = &arguments else {
@@ -69,12 +77,18 @@ impl Server {
         let limits = tool.input_limits.unwrap_or(self.inner.config.input_limits);
         if let Err(message) = limits.check(name, object) {
             let result = CallToolResult::error(message);
-            return (Outcome::ToolError, Ok(self.finish_tool(name, result)));
+            return (
+                Outcome::ToolError,
+                Ok(self.finish_tool_into(name, result, report)),
+            );
         }
         if let Err(errors) = tool.input_schema.validate(&arguments) {
             let text = format!("Invalid arguments for tool {name}:\n{errors}");
             let result = CallToolResult::error(text);
-            return (Outcome::ToolError, Ok(self.finish_tool(name, result)));
+            return (
+                Outcome::ToolError,
+                Ok(self.finish_tool_into(name, result, report)),
+            );
         }
         let principal = cx.principal().key().to_owned();
         // The round's key keeps the arguments as sent (a handler that asks
@@ -111,12 +125,15 @@ impl Server {
                     } else {
                         Outcome::Ok
                     };
-                    (outcome, Ok(self.finish_tool(name, result)))
+                    (outcome, Ok(self.finish_tool_into(name, result, report)))
                 }
             },
             Ok(Finished::ExecutionError(message)) => {
                 let result = CallToolResult::error(message);
-                (Outcome::ToolError, Ok(self.finish_tool(name, result)))
+                (
+                    Outcome::ToolError,
+                    Ok(self.finish_tool_into(name, result, report)),
+                )
             }
             Ok(Finished::InputRequired(result)) => {
                 (Outcome::InputRequired, Ok(Answer::Object(result)))
@@ -126,9 +143,19 @@ impl Server {
 
     /// Sanitises a tool result (the server's [`crate::SanitizePolicy`]) and
     /// finishes it: every `tools/call` result leaves through here.
-    pub(crate) fn finish_tool(&self, tool: &str, mut result: CallToolResult) -> Answer {
+    pub(crate) fn finish_tool(&self, tool: &str, result: CallToolResult) -> Answer {
+        self.finish_tool_into(tool, result, &mut SanitizeReport::default())
+    }
+
+    /// [`Server::finish_tool`], keeping in `report` what the sanitiser removed.
+    fn finish_tool_into(
+        &self,
+        tool: &str,
+        mut result: CallToolResult,
+        report: &mut SanitizeReport,
+    ) -> Answer {
         let policy = &self.inner.config.sanitize;
-        policy.apply(tool, &mut result, &|scheme| self.owns_scheme(scheme));
+        *report = policy.apply(tool, &mut result, &|scheme| self.owns_scheme(scheme));
         let meta = result.meta.get_or_insert_with(Meta::new);
         meta.0
             .insert(keys::SERVER_INFO.to_owned(), self.inner.server_info.clone());

@@ -5,7 +5,12 @@
 //!   JSON, keys sorted, so equal arguments give equal digests and the
 //!   arguments themselves never reach the log), `outcome` (`ok`,
 //!   `tool_error`, `protocol_error`, `denied`, `rate_limited` or
-//!   `input_required`) and `duration_ms`.
+//!   `input_required`), `duration_ms` and `sanitized`: what the output
+//!   sanitiser removed from (or escaped in) the result, as a
+//!   [`SanitizeReport`] (`bidi=1 tags=14`, or `none`).
+//! - `event = "sanitized"` (level INFO) for a `prompts/get` or
+//!   `resources/read` result the sanitiser changed: `principal`, `method`,
+//!   `target` (the prompt's name or the resource's URI) and `sanitized`.
 //! - `event = "denial"` (level WARN) for every refusal: `reason`
 //!   (`auth_failed`, `insufficient_scope`, `forbidden` or `rate_limited`),
 //!   `principal`, `detail` (what was refused: a tool, prompt or resource,
@@ -23,6 +28,7 @@ use sha2::{Digest, Sha256};
 use toolwire_protocol::{CallToolRequestParams, JsonObject};
 
 use crate::context::{Principal, RequestContext};
+pub use crate::security::sanitize::SanitizeReport;
 
 /// The `tracing` target of every audit event.
 pub const AUDIT_TARGET: &str = "toolwire::audit";
@@ -101,8 +107,8 @@ impl ToolCallRecord {
         })
     }
 
-    /// Logs the call with its outcome and duration.
-    pub(crate) fn finish(self, outcome: Outcome) {
+    /// Logs the call with its outcome, duration and what the sanitiser removed.
+    pub(crate) fn finish(self, outcome: Outcome, sanitized: &SanitizeReport) {
         let duration = self.started.elapsed();
         tracing::info!(
             target: AUDIT_TARGET,
@@ -112,8 +118,36 @@ impl ToolCallRecord {
             arguments_sha256 = %self.digest,
             outcome = outcome.as_str(),
             duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            sanitized = %sanitized,
         );
     }
+}
+
+/// True when someone listens to audit events.
+pub(crate) fn listening() -> bool {
+    tracing::enabled!(target: AUDIT_TARGET, tracing::Level::INFO)
+}
+
+/// Logs what the sanitiser removed from a `prompts/get` or `resources/read`
+/// result of `target` for `principal` (taken only when [`listening`]);
+/// nothing is logged when nothing was removed.
+pub(crate) fn sanitized(
+    principal: Option<&Principal>,
+    method: &str,
+    target: &str,
+    report: &SanitizeReport,
+) {
+    if report.is_empty() || principal.is_none() {
+        return;
+    }
+    tracing::info!(
+        target: AUDIT_TARGET,
+        event = "sanitized",
+        principal = ?who(principal),
+        method,
+        target = ?target,
+        sanitized = %report,
+    );
 }
 
 /// Logs one refusal. `principal` is `None` when nobody was authenticated.

@@ -9,6 +9,8 @@
 //!    APC, two- and three-byte `ESC` sequences, and their 8-bit C1 forms)
 //!    are removed whole, then every other control character except `\n`
 //!    and `\t` (so `\r`, `BEL`, `DEL` and C1 controls too).
+//!    Then, in every text that reaches a model (see **Invisible text**
+//!    below), invisible characters are stripped.
 //! 2. **Media.** An image or audio block's `data` must be valid base64 and
 //!    its `mimeType` must be `image/*` or `audio/*` to match the block; for
 //!    PNG, JPEG, GIF, WebP, WAV, MP3 and Ogg the decoded bytes must start
@@ -31,16 +33,49 @@
 //!    `structuredContent` larger than the cap cannot be cut (it must match
 //!    the output schema), so such a result is replaced by a tool execution
 //!    error.
+//!
+//! **Invisible text.** Characters a person cannot see but a model reads
+//! (the "ASCII smuggling" and "Trojan Source" channels) are stripped from
+//! every text the server sends towards a model: tool results (text blocks,
+//! every string of `structuredContent`, embedded text resources, link
+//! names, titles and descriptions), `prompts/get` descriptions and message
+//! texts, `resources/read` text contents, the entries of the four `*/list`
+//! results (names, titles, descriptions, schemas), the `instructions` of
+//! `server/discover`, and error messages. Four classes:
+//!
+//! - bidirectional controls: U+202A–U+202E, U+2066–U+2069, U+200E, U+200F,
+//!   U+061C;
+//! - tag characters: U+E0000–U+E007F;
+//! - zero-width and other invisible formatting: U+200B–U+200D, U+2060–U+2064,
+//!   U+206A–U+206F, U+FEFF, U+180E, U+00AD, U+034F, U+115F, U+1160, U+17B4,
+//!   U+17B5, U+3164, U+FFA0, U+FFF9–U+FFFB, U+1BCA0–U+1BCA3,
+//!   U+1D173–U+1D17A; a ZWJ (U+200D) between two emoji stays (`👨‍👩‍👧`);
+//! - variation selectors (U+FE00–U+FE0F, U+E0100–U+E01EF): one right after
+//!   a visible base character stays (`❤️`, `#️⃣`; a U+E0100–U+E01EF one only
+//!   after a CJK ideograph), a run of two or more is removed whole (such a
+//!   run carries hidden bytes), and so is one after nothing visible.
+//!
+//! With [`SanitizePolicy::escape_invisible`] each such character becomes
+//! the visible text `[U+XXXX]` instead, and the tool, prompt or resource
+//! result is flagged with `_meta` [`INVISIBLE_FLAG_KEY`]. What was removed
+//! is counted in a [`SanitizeReport`] that goes to the audit log.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 use base64::Engine;
 use base64::engine::DecodePaddingMode;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use serde_json::Value;
 use toolwire_protocol::{
-    CallToolResult, ContentBlock, EmbeddedResource, Icon, MediaContent, ResourceContents,
-    ResourceLink,
+    CallToolResult, ContentBlock, EmbeddedResource, ErrorObject, Icon, JsonObject, MediaContent,
+    Meta, ResourceContents, ResourceLink,
 };
+
+/// The `_meta` key that flags a result whose invisible characters were
+/// escaped ([`SanitizePolicy::escape_invisible`]): its value counts them,
+/// `{"escaped": 3, "bidi": 1, "tags": 2, "zeroWidth": 0, "variationSelectors": 0}`.
+pub const INVISIBLE_FLAG_KEY: &str = "toolwire/invisibleText";
 
 /// Default cap on a tool result's content: 1 MiB.
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
@@ -76,6 +111,19 @@ pub struct SanitizePolicy {
     max_result_bytes: Option<usize>,
     link_schemes: Vec<String>,
     http_icons: bool,
+    invisible: Invisible,
+}
+
+/// What is done with invisible characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Invisible {
+    /// Removed (the default).
+    #[default]
+    Strip,
+    /// Replaced by `[U+XXXX]`, and the result flagged.
+    Escape,
+    /// Left alone.
+    Keep,
 }
 
 impl Default for SanitizePolicy {
@@ -90,6 +138,7 @@ impl Default for SanitizePolicy {
                 .map(|s| (*s).to_owned())
                 .collect(),
             http_icons: false,
+            invisible: Invisible::Strip,
         }
     }
 }
@@ -104,12 +153,47 @@ impl SanitizePolicy {
             max_result_bytes: None,
             link_schemes: Vec::new(),
             http_icons: true,
+            invisible: Invisible::Keep,
         }
     }
 
     /// Strip terminal escapes and control characters from text (default on).
     pub fn strip_control(mut self, on: bool) -> Self {
         self.strip_control = on;
+        self
+    }
+
+    /// Strip invisible characters (bidi controls, tag characters, zero-width
+    /// characters, runs of variation selectors) from every text that reaches
+    /// a model (default on). `false` leaves them (loosens a default).
+    pub fn strip_invisible(mut self, on: bool) -> Self {
+        self.invisible = if on {
+            Invisible::Strip
+        } else {
+            Invisible::Keep
+        };
+        self
+    }
+
+    /// Escape invisible characters instead of stripping them: each becomes
+    /// the visible text `[U+XXXX]`, and a tool, prompt or resource result
+    /// that had any carries `_meta` [`INVISIBLE_FLAG_KEY`] with their
+    /// counts. `false` goes back to stripping.
+    ///
+    /// ```
+    /// use toolwire_server::SanitizePolicy;
+    /// let (text, report) = SanitizePolicy::default()
+    ///     .escape_invisible(true)
+    ///     .clean_text("abc\u{202E}def");
+    /// assert_eq!(text, "abc[U+202E]def");
+    /// assert_eq!(report.bidi, 1);
+    /// ```
+    pub fn escape_invisible(mut self, on: bool) -> Self {
+        self.invisible = if on {
+            Invisible::Escape
+        } else {
+            Invisible::Strip
+        };
         self
     }
 
@@ -180,6 +264,37 @@ impl SanitizePolicy {
         }
     }
 
+    /// The invisible-text rule, for the listing writer.
+    pub(crate) fn invisible_mode(&self) -> Invisible {
+        self.invisible
+    }
+
+    /// Applies the text rules (control characters, when on, then invisible
+    /// characters) to one text, as a tool result's text block gets them;
+    /// borrows when nothing changes.
+    pub fn clean_text<'a>(&self, text: &'a str) -> (Cow<'a, str>, SanitizeReport) {
+        let mut report = SanitizeReport::default();
+        let text = match self.strip_control {
+            true => strip_control_counted(text, &mut report.controls),
+            false => Cow::Borrowed(text),
+        };
+        let text = match text {
+            Cow::Borrowed(text) => scrub_invisible(text, self.invisible, &mut report),
+            Cow::Owned(text) => match scrub_invisible(&text, self.invisible, &mut report) {
+                Cow::Borrowed(_) => Cow::Owned(text),
+                Cow::Owned(clean) => Cow::Owned(clean),
+            },
+        };
+        (text, report)
+    }
+
+    /// Applies every rule to `result` of tool `tool` as the server does
+    /// (without knowing the server's own resource schemes) and says what
+    /// was removed.
+    pub fn sanitize_result(&self, tool: &str, result: &mut CallToolResult) -> SanitizeReport {
+        self.apply(tool, result, &|_| false)
+    }
+
     /// Applies every rule to `result` of tool `tool`. `own_scheme` tells
     /// whether a scheme belongs to one of the server's own resources.
     pub(crate) fn apply(
@@ -187,6 +302,25 @@ impl SanitizePolicy {
         tool: &str,
         result: &mut CallToolResult,
         own_scheme: &dyn Fn(&str) -> bool,
+    ) -> SanitizeReport {
+        let mut report = SanitizeReport::default();
+        self.apply_rules(tool, result, own_scheme, &mut report);
+        if let Some(flag) = self.flag(&report) {
+            result
+                .meta
+                .get_or_insert_with(Meta::new)
+                .0
+                .insert(INVISIBLE_FLAG_KEY.to_owned(), flag);
+        }
+        report
+    }
+
+    fn apply_rules(
+        &self,
+        tool: &str,
+        result: &mut CallToolResult,
+        own_scheme: &dyn Fn(&str) -> bool,
+        report: &mut SanitizeReport,
     ) {
         if let (Some(cap), Some(structured)) = (self.max_result_bytes, &result.structured_content) {
             let size = serde_json::to_vec(structured).map_or(0, |v| v.len());
@@ -205,21 +339,29 @@ impl SanitizePolicy {
             }
         }
         for block in &mut result.content {
-            self.sanitize_block(block, own_scheme);
+            self.sanitize_block(block, own_scheme, report);
+        }
+        if let Some(structured) = &mut result.structured_content {
+            scrub_value(structured, self.invisible, report);
         }
         if let Some(cap) = self.max_result_bytes {
             cap_content(&mut result.content, cap);
         }
     }
 
-    fn sanitize_block(&self, block: &mut ContentBlock, own_scheme: &dyn Fn(&str) -> bool) {
+    fn sanitize_block(
+        &self,
+        block: &mut ContentBlock,
+        own_scheme: &dyn Fn(&str) -> bool,
+        report: &mut SanitizeReport,
+    ) {
         let kind = match block {
             ContentBlock::Image(_) => "image",
             ContentBlock::Audio(_) => "audio",
             _ => "",
         };
         match block {
-            ContentBlock::Text(text) => self.clean(&mut text.text),
+            ContentBlock::Text(text) => self.clean(&mut text.text, report),
             ContentBlock::Image(media) | ContentBlock::Audio(media) => {
                 if self.check_media {
                     if let Err(reason) = check_media(kind, media) {
@@ -234,32 +376,123 @@ impl SanitizePolicy {
                         return;
                     }
                 }
-                self.clean_link(link);
+                self.clean_link(link, report);
             }
             ContentBlock::Resource(embedded) => {
-                if let Err(reason) = self.check_embedded(embedded, own_scheme) {
+                if let Err(reason) = self.check_embedded(embedded, own_scheme, report) {
                     *block = withheld("embedded resource", &reason);
                 }
             }
         }
     }
 
-    fn clean(&self, text: &mut String) {
+    fn clean(&self, text: &mut String, report: &mut SanitizeReport) {
         if self.strip_control {
-            if let Cow::Owned(clean) = strip_control(text) {
+            if let Cow::Owned(clean) = strip_control_counted(text, &mut report.controls) {
                 *text = clean;
+            }
+        }
+        scrub_string(text, self.invisible, report);
+    }
+
+    /// The invisible-text rule alone on one text; borrows when nothing changes.
+    pub(crate) fn clean_text_invisible<'a>(&self, text: &'a str) -> (Cow<'a, str>, SanitizeReport) {
+        let mut report = SanitizeReport::default();
+        let text = scrub_invisible(text, self.invisible, &mut report);
+        (text, report)
+    }
+
+    /// The invisible-text rule on one string (what every text that is not
+    /// a tool result's text gets).
+    pub(crate) fn clean_invisible(&self, text: &mut String, report: &mut SanitizeReport) {
+        scrub_string(text, self.invisible, report);
+    }
+
+    /// The invisible-text rule on every string of `value` (keys included).
+    pub(crate) fn clean_json(&self, value: &mut Value, report: &mut SanitizeReport) {
+        scrub_value(value, self.invisible, report);
+    }
+
+    /// The invisible-text rule on the texts of content blocks that are not
+    /// a tool result (prompt messages): text, embedded text resources, link
+    /// names, titles and descriptions.
+    pub(crate) fn clean_content(&self, blocks: &mut [ContentBlock], report: &mut SanitizeReport) {
+        for block in blocks {
+            match block {
+                ContentBlock::Text(text) => self.clean_invisible(&mut text.text, report),
+                ContentBlock::ResourceLink(link) => {
+                    for field in [&mut link.title, &mut link.description]
+                        .into_iter()
+                        .flatten()
+                    {
+                        self.clean_invisible(field, report);
+                    }
+                    self.clean_invisible(&mut link.name, report);
+                }
+                ContentBlock::Resource(embedded) => {
+                    self.clean_contents(std::slice::from_mut(&mut embedded.resource), report)
+                }
+                ContentBlock::Image(_) | ContentBlock::Audio(_) => {}
             }
         }
     }
 
-    fn clean_link(&self, link: &mut ResourceLink) {
+    /// The invisible-text rule on resource contents (`resources/read`).
+    pub(crate) fn clean_contents(
+        &self,
+        contents: &mut [ResourceContents],
+        report: &mut SanitizeReport,
+    ) {
+        for contents in contents {
+            if let ResourceContents::Text(text) = contents {
+                self.clean_invisible(&mut text.text, report);
+            }
+        }
+    }
+
+    /// The invisible-text rule on an error's message and the strings of its data.
+    pub(crate) fn clean_error(&self, error: &mut ErrorObject) {
+        let mut report = SanitizeReport::default();
+        self.clean_invisible(&mut error.message, &mut report);
+        if let Some(data) = &mut error.data {
+            self.clean_json(data, &mut report);
+        }
+    }
+
+    /// The `_meta` flag of a result whose invisible characters were escaped.
+    pub(crate) fn flag(&self, report: &SanitizeReport) -> Option<Value> {
+        (self.invisible == Invisible::Escape && report.invisible() > 0).then(|| {
+            serde_json::json!({
+                "escaped": report.invisible(),
+                "bidi": report.bidi,
+                "tags": report.tags,
+                "zeroWidth": report.zero_width,
+                "variationSelectors": report.variation_selectors,
+            })
+        })
+    }
+
+    /// Flags a finished result object (`_meta`) when its invisible
+    /// characters were escaped.
+    pub(crate) fn flag_object(&self, object: &mut JsonObject, report: &SanitizeReport) {
+        if let Some(flag) = self.flag(report) {
+            let meta = object
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(JsonObject::new()));
+            if let Value::Object(meta) = meta {
+                meta.insert(INVISIBLE_FLAG_KEY.to_owned(), flag);
+            }
+        }
+    }
+
+    fn clean_link(&self, link: &mut ResourceLink, report: &mut SanitizeReport) {
         for field in [&mut link.title, &mut link.description]
             .into_iter()
             .flatten()
         {
-            self.clean(field);
+            self.clean(field, report);
         }
-        self.clean(&mut link.name);
+        self.clean(&mut link.name, report);
         if self.check_uris {
             if let Some(icons) = &mut link.icons {
                 icons.retain(|icon: &Icon| self.allows_icon(&icon.src));
@@ -274,12 +507,13 @@ impl SanitizePolicy {
         &self,
         embedded: &mut EmbeddedResource,
         own_scheme: &dyn Fn(&str) -> bool,
+        report: &mut SanitizeReport,
     ) -> Result<(), String> {
         if self.check_uris {
             self.link_verdict(embedded.resource.uri(), own_scheme)?;
         }
         match &mut embedded.resource {
-            ResourceContents::Text(text) => self.clean(&mut text.text),
+            ResourceContents::Text(text) => self.clean(&mut text.text, report),
             ResourceContents::Blob(blob) if self.check_media => {
                 let bytes = BASE64
                     .decode(&blob.blob)
@@ -414,10 +648,30 @@ fn cap_content(content: &mut Vec<ContentBlock>, cap: usize) {
 /// Removes terminal escape sequences and control characters other than
 /// `\n` and `\t`; borrows when there is nothing to remove.
 pub fn strip_control(text: &str) -> Cow<'_, str> {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
+    strip_control_counted(text, &mut 0)
+}
+
+/// True when `bytes` (ASCII) hold a control character other than `\n` and
+/// `\t`. Branch-free over 64-byte chunks, so it vectorises.
+fn has_ascii_control(bytes: &[u8]) -> bool {
+    bytes.chunks(64).any(|chunk| {
+        chunk.iter().fold(false, |found, &b| {
+            found | ((b < 0x20) & (b != b'\n') & (b != b'\t')) | (b == 0x7f)
+        })
+    })
+}
+
+/// [`strip_control`], adding to `removed` one per escape sequence or
+/// control character removed.
+fn strip_control_counted<'a>(text: &'a str, removed: &mut usize) -> Cow<'a, str> {
+    let clean = if text.is_ascii() {
+        !has_ascii_control(text.as_bytes())
+    } else {
+        !text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t')
+    };
+    if clean {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
@@ -429,10 +683,22 @@ pub fn strip_control(text: &str) -> Cow<'_, str> {
                 out.push(c);
                 after
             }
-            '\u{1b}' => skip_escape(after),
-            '\u{9b}' => skip_csi(after),
-            '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => skip_string(after),
-            c if c.is_control() => after,
+            '\u{1b}' => {
+                *removed += 1;
+                skip_escape(after)
+            }
+            '\u{9b}' => {
+                *removed += 1;
+                skip_csi(after)
+            }
+            '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => {
+                *removed += 1;
+                skip_string(after)
+            }
+            c if c.is_control() => {
+                *removed += 1;
+                after
+            }
             c => {
                 out.push(c);
                 after
@@ -488,6 +754,305 @@ fn skip_string(rest: &str) -> &str {
     rest
 }
 
+/// What the sanitiser removed (or escaped) from one result: counts per
+/// class, as the audit log reports them (`sanitized` field).
+///
+/// ```
+/// use toolwire_server::SanitizePolicy;
+/// let (text, report) = SanitizePolicy::default().clean_text("a\u{202E}b\u{E0041}\u{200B}");
+/// assert_eq!(text, "ab");
+/// assert_eq!(report.to_string(), "bidi=1 tags=1 zero_width=1");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SanitizeReport {
+    /// Bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C).
+    pub bidi: usize,
+    /// Tag characters (U+E0000–U+E007F).
+    pub tags: usize,
+    /// Zero-width and other invisible formatting characters.
+    pub zero_width: usize,
+    /// Variation selectors in runs, or after nothing visible.
+    pub variation_selectors: usize,
+    /// Terminal escape sequences and control characters (each sequence counts once).
+    pub controls: usize,
+}
+
+impl SanitizeReport {
+    /// Invisible characters removed or escaped (every class but `controls`).
+    pub fn invisible(&self) -> usize {
+        self.bidi + self.tags + self.zero_width + self.variation_selectors
+    }
+
+    /// True when nothing was removed.
+    pub fn is_empty(&self) -> bool {
+        self.invisible() == 0 && self.controls == 0
+    }
+
+    fn count(&mut self, class: Class) {
+        match class {
+            Class::Bidi => self.bidi += 1,
+            Class::Tag => self.tags += 1,
+            Class::ZeroWidth => self.zero_width += 1,
+            Class::Variation => self.variation_selectors += 1,
+        }
+    }
+}
+
+/// `bidi=1 tags=14` (the classes that are not zero, in this order: `bidi`,
+/// `tags`, `zero_width`, `variation_selectors`, `controls`), or `none`.
+impl std::fmt::Display for SanitizeReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let fields = [
+            ("bidi", self.bidi),
+            ("tags", self.tags),
+            ("zero_width", self.zero_width),
+            ("variation_selectors", self.variation_selectors),
+            ("controls", self.controls),
+        ];
+        let mut first = true;
+        for (name, count) in fields.into_iter().filter(|(_, n)| *n > 0) {
+            if !first {
+                f.write_str(" ")?;
+            }
+            first = false;
+            write!(f, "{name}={count}")?;
+        }
+        if first {
+            f.write_str("none")?;
+        }
+        Ok(())
+    }
+}
+
+/// The classes of invisible characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Bidi,
+    Tag,
+    ZeroWidth,
+    Variation,
+}
+
+const ZWJ: char = '\u{200D}';
+
+/// The class of an invisible character, `None` for every other.
+fn classify(c: char) -> Option<Class> {
+    let u = c as u32;
+    if u < 0xAD {
+        return None;
+    }
+    match u {
+        0x202A..=0x202E | 0x2066..=0x2069 | 0x200E | 0x200F | 0x061C => Some(Class::Bidi),
+        0xE0000..=0xE007F => Some(Class::Tag),
+        0xFE00..=0xFE0F | 0xE0100..=0xE01EF => Some(Class::Variation),
+        0x00AD
+        | 0x034F
+        | 0x115F
+        | 0x1160
+        | 0x17B4
+        | 0x17B5
+        | 0x180E
+        | 0x200B..=0x200D
+        | 0x2060..=0x2064
+        | 0x206A..=0x206F
+        | 0x3164
+        | 0xFEFF
+        | 0xFFA0
+        | 0xFFF9..=0xFFFB
+        | 0x1BCA0..=0x1BCA3
+        | 0x1D173..=0x1D17A => Some(Class::ZeroWidth),
+        _ => None,
+    }
+}
+
+/// Emoji (Extended_Pictographic, regional indicators and skin-tone
+/// modifiers, approximated by their blocks): what a ZWJ may join.
+fn is_emoji(c: char) -> bool {
+    matches!(c as u32,
+        0x00A9 | 0x00AE | 0x203C | 0x2049 | 0x2122 | 0x2139 | 0x2194..=0x21AA
+        | 0x231A..=0x23FF | 0x24C2 | 0x25AA..=0x25FE | 0x2600..=0x27BF | 0x2934 | 0x2935
+        | 0x2B05..=0x2B55 | 0x3030 | 0x303D | 0x3297 | 0x3299
+        | 0x1F000..=0x1FAFF | 0x1FC00..=0x1FFFD)
+}
+
+/// CJK ideographs: the only bases of ideographic variation sequences
+/// (U+E0100–U+E01EF).
+fn is_ideograph(c: char) -> bool {
+    matches!(c as u32,
+        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x3FFFF)
+}
+
+/// True when `text` holds a character of one of the four classes. Pure
+/// ASCII is answered by `is_ascii` alone; otherwise only the lead bytes
+/// that can start such a character are decoded.
+fn has_invisible(text: &str) -> bool {
+    if text.is_ascii() {
+        return false;
+    }
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            i += 1;
+            continue;
+        }
+        let width = match b {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            _ => 4,
+        };
+        if matches!(
+            b,
+            0xC2 | 0xCD | 0xD8 | 0xE1 | 0xE2 | 0xE3 | 0xEF | 0xF0 | 0xF3
+        ) {
+            // `i` is a character boundary: a lead byte of valid UTF-8.
+            if text[i..].chars().next().and_then(classify).is_some() {
+                return true;
+            }
+        }
+        i += width;
+    }
+    false
+}
+
+/// Applies the invisible-text rule to `text` (see the module docs);
+/// borrows when nothing changes (a ZWJ sequence of emoji, a single `❤️`).
+fn scrub_invisible<'a>(
+    text: &'a str,
+    mode: Invisible,
+    report: &mut SanitizeReport,
+) -> Cow<'a, str> {
+    if mode == Invisible::Keep || !has_invisible(text) {
+        return Cow::Borrowed(text);
+    }
+    let mut out: Option<String> = None;
+    // Text before `copied` is in `out` already (or needed no change).
+    let mut copied = 0;
+    let mut remove = |out: &mut Option<String>, copied: &mut usize, start: usize, end: usize| {
+        let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
+        out.push_str(&text[*copied..start]);
+        for c in text[start..end].chars() {
+            if let Some(class) = classify(c) {
+                report.count(class);
+            }
+            if mode == Invisible::Escape {
+                let _ = write!(out, "[U+{:04X}]", c as u32);
+            }
+        }
+        *copied = end;
+    };
+    // The last character, when it was kept and is visible (a base for a
+    // variation selector).
+    let mut base: Option<char> = None;
+    // The last character kept ends an emoji (an emoji, or its selector).
+    let mut after_emoji = false;
+    let mut chars = text.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        let end = start + c.len_utf8();
+        match classify(c) {
+            None => {
+                base = (!c.is_whitespace() && !c.is_control()).then_some(c);
+                after_emoji = is_emoji(c);
+            }
+            Some(Class::Variation) => {
+                let mut run_end = end;
+                let mut run = 1;
+                while let Some(&(i, next)) = chars.peek() {
+                    if classify(next) != Some(Class::Variation) {
+                        break;
+                    }
+                    chars.next();
+                    run += 1;
+                    run_end = i + next.len_utf8();
+                }
+                let fits = base.is_some_and(|b| c < '\u{E0100}' || is_ideograph(b));
+                if run == 1 && fits {
+                    // Kept: `❤️`, `☺︎`, an ideographic variant. An emoji
+                    // with its selector may still be joined.
+                } else {
+                    remove(&mut out, &mut copied, start, run_end);
+                    after_emoji = false;
+                }
+                base = None;
+            }
+            Some(_)
+                if c == ZWJ && after_emoji && chars.peek().is_some_and(|&(_, n)| is_emoji(n)) =>
+            {
+                base = None;
+                after_emoji = false;
+            }
+            Some(_) => {
+                remove(&mut out, &mut copied, start, end);
+                base = None;
+                after_emoji = false;
+            }
+        }
+    }
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut out) => {
+            out.push_str(&text[copied..]);
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// [`scrub_invisible`] in place.
+fn scrub_string(text: &mut String, mode: Invisible, report: &mut SanitizeReport) {
+    if let Cow::Owned(clean) = scrub_invisible(text, mode, report) {
+        *text = clean;
+    }
+}
+
+/// [`scrub_invisible`] on every string of `value`, object keys included
+/// (an object is rebuilt, in order, only when one of its keys changes).
+pub(crate) fn scrub_value(value: &mut Value, mode: Invisible, report: &mut SanitizeReport) {
+    if mode == Invisible::Keep {
+        return;
+    }
+    match value {
+        Value::String(text) => scrub_string(text, mode, report),
+        Value::Array(items) => {
+            for item in items {
+                scrub_value(item, mode, report);
+            }
+        }
+        Value::Object(object) => {
+            for item in object.values_mut() {
+                scrub_value(item, mode, report);
+            }
+            if object.keys().any(|k| has_invisible(k)) {
+                let old = std::mem::take(object);
+                for (key, item) in old {
+                    let key = match scrub_invisible(&key, mode, report) {
+                        Cow::Borrowed(_) => key,
+                        Cow::Owned(clean) => clean,
+                    };
+                    object.insert(key, item);
+                }
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// [`scrub_invisible`] on JSON text appended to `out` from `start` (a
+/// `*/list` page as written): invisible characters can only be inside its
+/// strings, and `[U+XXXX]` needs no JSON escaping.
+pub(crate) fn scrub_json_tail(out: &mut Vec<u8>, start: usize, mode: Invisible) {
+    if mode == Invisible::Keep || out[start..].is_ascii() {
+        return;
+    }
+    let Ok(text) = std::str::from_utf8(&out[start..]) else {
+        return;
+    };
+    if let Cow::Owned(clean) = scrub_invisible(text, mode, &mut SanitizeReport::default()) {
+        out.truncate(start);
+        out.extend_from_slice(clean.as_bytes());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -518,6 +1083,149 @@ mod tests {
             assert_eq!(strip_control(input), expected, "{input:?}");
         }
         assert!(matches!(strip_control("plain\ntext"), Cow::Borrowed(_)));
+    }
+
+    fn strip(text: &str) -> (String, SanitizeReport) {
+        let mut report = SanitizeReport::default();
+        let out = scrub_invisible(text, Invisible::Strip, &mut report).into_owned();
+        (out, report)
+    }
+
+    #[test]
+    fn invisible_classes_go() {
+        // Bidirectional controls, each one.
+        for c in [
+            '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}',
+            '\u{2068}', '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}',
+        ] {
+            let (out, report) = strip(&format!("a{c}b"));
+            assert_eq!(out, "ab", "{c:?}");
+            assert_eq!(report.to_string(), "bidi=1", "{c:?}");
+        }
+        // Tag characters: "IGNORE" smuggled after a visible word.
+        let (out, report) =
+            strip("ok\u{E0001}\u{E0049}\u{E0047}\u{E004E}\u{E004F}\u{E0052}\u{E0045}\u{E007F}.");
+        assert_eq!(out, "ok.");
+        assert_eq!(report.to_string(), "tags=8");
+        // Zero-width and invisible formatting.
+        for c in [
+            '\u{200B}',
+            '\u{200C}',
+            '\u{200D}',
+            '\u{2060}',
+            '\u{2061}',
+            '\u{2064}',
+            '\u{206A}',
+            '\u{206F}',
+            '\u{FEFF}',
+            '\u{180E}',
+            '\u{00AD}',
+            '\u{034F}',
+            '\u{115F}',
+            '\u{1160}',
+            '\u{17B4}',
+            '\u{17B5}',
+            '\u{3164}',
+            '\u{FFA0}',
+            '\u{FFF9}',
+            '\u{FFFB}',
+            '\u{1BCA0}',
+            '\u{1D173}',
+            '\u{1D17A}',
+        ] {
+            let (out, report) = strip(&format!("pass{c}word"));
+            assert_eq!(out, "password", "{c:?}");
+            assert_eq!(report.to_string(), "zero_width=1", "{c:?}");
+        }
+        // Runs of variation selectors carry bytes: the whole run goes.
+        let (out, report) = strip("x\u{FE00}\u{FE01}\u{E0100}\u{E01EF}y");
+        assert_eq!(out, "xy");
+        assert_eq!(report.to_string(), "variation_selectors=4");
+        let (out, report) = strip("😀\u{E0130}\u{E0121}\u{E0155} hi");
+        assert_eq!(out, "😀 hi");
+        assert_eq!(report.variation_selectors, 3);
+        // One after nothing visible (start, a space, a removed character) goes.
+        assert_eq!(strip("\u{FE0F}a \u{FE0F}b\u{200B}\u{FE0F}").0, "a b");
+        // A supplementary one only after an ideograph.
+        assert_eq!(strip("葛\u{E0100}").0, "葛\u{E0100}");
+        assert_eq!(strip("a\u{E0100}").0, "a");
+    }
+
+    #[test]
+    fn emoji_sequences_stay() {
+        for kept in [
+            "👨\u{200D}👩\u{200D}👧",
+            "❤\u{FE0F}",
+            "❤\u{FE0F}\u{200D}🔥",
+            "🏳\u{FE0F}\u{200D}🌈",
+            "🧑🏽\u{200D}💻",
+            "#\u{FE0F}\u{20E3}",
+            "☺\u{FE0E}",
+            "Grüße — “quoted” … ✓ 日本語 العربية",
+        ] {
+            let mut report = SanitizeReport::default();
+            let out = scrub_invisible(kept, Invisible::Strip, &mut report);
+            assert!(matches!(out, Cow::Borrowed(_)), "{kept:?}");
+            assert_eq!(out, kept);
+            assert!(report.is_empty(), "{kept:?}");
+        }
+        // A ZWJ not between two emoji goes.
+        assert_eq!(strip("a\u{200D}b 👨\u{200D} \u{200D}👩").0, "ab 👨 👩");
+        // A doubled selector after an emoji is a run.
+        assert_eq!(strip("❤\u{FE0F}\u{FE0F}").0, "❤");
+    }
+
+    #[test]
+    fn escape_mode_shows_them() {
+        let mut report = SanitizeReport::default();
+        let out = scrub_invisible(
+            "a\u{202E}b\u{E0041}c\u{200B}👨\u{200D}👩",
+            Invisible::Escape,
+            &mut report,
+        );
+        assert_eq!(out, "a[U+202E]b[U+E0041]c[U+200B]👨\u{200D}👩");
+        assert_eq!(report.to_string(), "bidi=1 tags=1 zero_width=1");
+        let mut report = SanitizeReport::default();
+        let out = scrub_invisible("a\u{202E}b", Invisible::Keep, &mut report);
+        assert_eq!(out, "a\u{202E}b");
+        assert!(report.is_empty());
+    }
+
+    #[test]
+    fn ascii_and_clean_text_are_borrowed() {
+        let policy = SanitizePolicy::default();
+        let ascii = "plain text\twith\nlines ".repeat(100);
+        assert!(matches!(policy.clean_text(&ascii).0, Cow::Borrowed(_)));
+        assert!(matches!(
+            policy.clean_text("naïve café ✓ 👍").0,
+            Cow::Borrowed(_)
+        ));
+        let (out, report) = policy.clean_text("\u{1b}[31mred\u{1b}[0m\u{202E}!");
+        assert_eq!(out, "red!");
+        assert_eq!(report.to_string(), "bidi=1 controls=2");
+    }
+
+    #[test]
+    fn json_strings_and_keys() {
+        let mut value = serde_json::json!({
+            "na\u{200B}me": ["x\u{202E}y", 1, {"k": "\u{E0041}"}],
+            "ok": "❤\u{FE0F}"
+        });
+        let mut report = SanitizeReport::default();
+        scrub_value(&mut value, Invisible::Strip, &mut report);
+        assert_eq!(
+            value,
+            serde_json::json!({"name": ["xy", 1, {"k": ""}], "ok": "❤\u{FE0F}"})
+        );
+        assert_eq!(report.to_string(), "bidi=1 tags=1 zero_width=1");
+        let mut out = br#"{"a":1}"#.to_vec();
+        let start = out.len();
+        out.extend_from_slice("{\"d\":\"x\u{202E}y\"}".as_bytes());
+        scrub_json_tail(&mut out, start, Invisible::Escape);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"a":1}{"d":"x[U+202E]y"}"#
+        );
     }
 
     #[test]
