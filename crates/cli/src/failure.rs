@@ -39,13 +39,16 @@ impl Failure {
         self
     }
 
-    /// Prints the message and the hint on stderr.
+    /// Prints the message and the hint on stderr. Both may quote the
+    /// server (its error messages, tool names, the end of its stderr), so
+    /// control sequences in them are shown escaped.
     pub fn report(&self) {
+        use crate::terminal::safe_text;
         if !self.message.is_empty() {
-            eprintln!("toolwire: {}", self.message);
+            eprintln!("toolwire: {}", safe_text::text(&self.message));
         }
         if let Some(hint) = &self.hint {
-            eprintln!("hint: {hint}");
+            eprintln!("hint: {}", safe_text::text(hint));
         }
     }
 }

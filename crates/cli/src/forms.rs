@@ -14,6 +14,7 @@ use toolwire::protocol::{
     ElicitValue, NumberType, PrimitiveSchemaDefinition, StringFormat,
 };
 
+use crate::terminal::safe_text::{line as one_line, text as lines};
 use crate::terminal::{Ui, echo_piped, read_line};
 
 /// Answers `elicitation/create` by asking the person at the terminal.
@@ -33,10 +34,12 @@ impl ElicitationHandler for TerminalForms {
             ui.clear_progress();
             let during = match (cx.method.as_str(), cx.target.as_str()) {
                 ("", _) => String::new(),
-                (method, "") => format!(" (during {method})"),
-                (method, target) => format!(" (during {method} {target})"),
+                (method, "") => format!(" (during {})", one_line(method)),
+                (method, target) => {
+                    format!(" (during {} {})", one_line(method), one_line(target))
+                }
             };
-            let header = format!("── The server {} asks you{during} ──", cx.server);
+            let header = format!("── The server {} asks you{during} ──", one_line(&cx.server));
             ui.say(&ui.bold(&header));
             match params {
                 ElicitRequestParams::Form(form) => fill_form(&ui, &form).await,
@@ -53,7 +56,7 @@ enum Escape {
 }
 
 async fn fill_form(ui: &Ui, form: &ElicitRequestFormParams) -> Result<ElicitResult, BoxError> {
-    ui.say(&form.message);
+    ui.say(&lines(&form.message));
     let fields = match fields_of(form) {
         Ok(fields) => fields,
         Err(reason) => {
@@ -110,7 +113,7 @@ fn fields_of(
         .map(|(name, schema)| {
             serde_json::from_value(schema.clone())
                 .map(|s| (name.clone(), s))
-                .map_err(|e| format!("field {name:?}: {e}"))
+                .map_err(|e| format!("field {}: {e}", one_line(&format!("{name:?}"))))
         })
         .collect()
 }
@@ -124,14 +127,14 @@ async fn ask_field(
 ) -> Result<Option<ElicitValue>, Escape> {
     let (label, description) = label_of(name, schema);
     if let Some(description) = description {
-        ui.say(&ui.dim(&format!("  {description}")));
+        ui.say(&ui.dim(&format!("  {}", lines(description))));
     }
     let choices = choices_of(schema);
     for (i, (value, title)) in choices.iter().enumerate() {
         let shown = if title == value {
-            value.clone()
+            one_line(value).into_owned()
         } else {
-            format!("{title} ({value})")
+            format!("{} ({})", one_line(title), one_line(value))
         };
         ui.say(&format!("    {}) {shown}", i + 1));
     }
@@ -180,8 +183,8 @@ fn label_of<'a>(name: &'a str, schema: &'a PrimitiveSchemaDefinition) -> (String
         P::LegacyTitledEnum(s) => (&s.title, &s.description),
     };
     let label = match title {
-        Some(title) if title != name => format!("{title} [{name}]"),
-        _ => name.to_owned(),
+        Some(title) if title != name => format!("{} [{}]", one_line(title), one_line(name)),
+        _ => one_line(name).into_owned(),
     };
     (label, description.as_deref())
 }
@@ -265,7 +268,7 @@ fn hint_of(schema: &PrimitiveSchemaDefinition, required: bool) -> String {
             ElicitValue::Number(n) => n.to_string(),
             ElicitValue::StringArray(a) => a.join(","),
         };
-        parts.push(format!("default {shown}"));
+        parts.push(format!("default {}", one_line(&shown)));
     } else if required {
         parts.push("required".into());
     } else {
@@ -444,14 +447,14 @@ fn is_date(text: &str) -> bool {
 /// URL mode: show the whole URL, never open it; the person visits it
 /// themselves and says when done.
 async fn visit_url(ui: &Ui, params: &ElicitRequestUrlParams) -> Result<ElicitResult, BoxError> {
-    ui.say(&params.message);
+    ui.say(&lines(&params.message));
     let host = params
         .url
         .split_once("://")
         .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or(rest))
         .unwrap_or("");
-    ui.say(&format!("  URL: {}", params.url));
-    ui.say(&format!("  host: {}", ui.bold(host)));
+    ui.say(&format!("  URL: {}", one_line(&params.url)));
+    ui.say(&format!("  host: {}", ui.bold(&one_line(host))));
     if host.contains("xn--") || !host.is_ascii() {
         ui.say(
             &ui.warn("  the host name uses Punycode or non-ASCII characters: check it carefully"),

@@ -9,9 +9,12 @@ use toolwire::protocol::{
 };
 
 use crate::terminal::Ui;
+use crate::terminal::safe_text::{self, line as one_line, text as lines};
 
 /// `println!` that ends the program quietly when stdout is closed (e.g.
-/// `toolwire list ... | head -n 1`) instead of panicking.
+/// `toolwire list ... | head -n 1`) instead of panicking. What it prints
+/// goes through [`safe_text::styled`]: every server text is escaped where
+/// it is put in a line too, this is the backstop.
 macro_rules! out {
     ($($arg:tt)*) => {
         write_line(format_args!($($arg)*))
@@ -19,6 +22,12 @@ macro_rules! out {
 }
 
 fn write_line(line: std::fmt::Arguments<'_>) {
+    let line = line.to_string();
+    write_raw(&safe_text::styled(&line, stdout_color()));
+}
+
+/// Writes a line on stdout as it is.
+fn write_raw(line: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     if writeln!(stdout, "{line}").is_err() {
@@ -26,10 +35,11 @@ fn write_line(line: std::fmt::Arguments<'_>) {
     }
 }
 
-/// Prints JSON on stdout, pretty.
+/// Prints JSON on stdout, pretty, exactly as serde_json writes it (it
+/// escapes the C0 controls in strings; nothing else is changed).
 pub fn print_json(value: &impl serde::Serialize) {
     match serde_json::to_string_pretty(value) {
-        Ok(text) => out!("{text}"),
+        Ok(text) => write_raw(&text),
         Err(e) => eprintln!("toolwire: cannot print JSON: {e}"),
     }
 }
@@ -111,10 +121,11 @@ pub fn arguments_line(schema: &Map<String, Value>) -> Option<String> {
         .iter()
         .map(|(name, property)| {
             let kind = type_name(property);
+            let shown = one_line(name);
             if required.contains(&name.as_str()) {
-                format!("{name} ({kind}, required)")
+                format!("{shown} ({}, required)", one_line(&kind))
             } else {
-                format!("{name} ({kind})")
+                format!("{shown} ({})", one_line(&kind))
             }
         })
         .collect();
@@ -143,9 +154,9 @@ pub fn tools(ui: &Ui, server: &str, tools: &[ToolInfo]) {
     );
     for info in tools {
         let tool = &info.tool;
-        let mut head = format!("  {}", ui_bold_stdout(ui, &tool.name));
+        let mut head = format!("  {}", ui_bold_stdout(ui, &one_line(&tool.name)));
         if let Some(title) = &tool.title {
-            head.push_str(&format!(" ({title})"));
+            head.push_str(&format!(" ({})", one_line(title)));
         }
         if let Some(description) = &tool.description {
             head.push_str(&format!(" — {}", first_line(description)));
@@ -188,8 +199,9 @@ fn ui_danger_stdout(ui: &Ui, text: &str) -> String {
     }
 }
 
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or("")
+/// The first line of a description, escaped.
+fn first_line(text: &str) -> String {
+    one_line(text.lines().next().unwrap_or("")).into_owned()
 }
 
 /// A tool result: text as is, structured content as pretty JSON, other
@@ -206,9 +218,10 @@ pub fn call_result(result: &CallToolResult) {
         out!("{}", content_text(block));
     }
     if let Some(structured) = structured {
+        // serde_json escapes C0 controls in strings, not DEL, C1 or bidi.
         match serde_json::to_string_pretty(structured) {
-            Ok(text) => out!("{text}"),
-            Err(_) => out!("{structured}"),
+            Ok(text) => out!("{}", lines(&text)),
+            Err(_) => out!("{}", lines(&structured.to_string())),
         }
     }
 }
@@ -216,17 +229,21 @@ pub fn call_result(result: &CallToolResult) {
 /// One content block as text.
 pub fn content_text(block: &ContentBlock) -> String {
     match block {
-        ContentBlock::Text(t) => t.text.clone(),
-        ContentBlock::Image(i) => {
-            format!("[image, {}, {} bytes]", i.mime_type, base64_len(&i.data))
-        }
-        ContentBlock::Audio(a) => {
-            format!("[audio, {}, {} bytes]", a.mime_type, base64_len(&a.data))
-        }
+        ContentBlock::Text(t) => lines(&t.text).into_owned(),
+        ContentBlock::Image(i) => format!(
+            "[image, {}, {} bytes]",
+            one_line(&i.mime_type),
+            base64_len(&i.data)
+        ),
+        ContentBlock::Audio(a) => format!(
+            "[audio, {}, {} bytes]",
+            one_line(&a.mime_type),
+            base64_len(&a.data)
+        ),
         ContentBlock::ResourceLink(link) => {
-            let mut text = format!("[resource link: {}", link.uri);
+            let mut text = format!("[resource link: {}", one_line(&link.uri));
             if let Some(description) = &link.description {
-                text.push_str(&format!(" — {description}"));
+                text.push_str(&format!(" — {}", lines(description)));
             }
             text.push(']');
             text
@@ -237,11 +254,11 @@ pub fn content_text(block: &ContentBlock) -> String {
 
 fn contents_text(contents: &ResourceContents) -> String {
     match contents {
-        ResourceContents::Text(t) => t.text.clone(),
+        ResourceContents::Text(t) => lines(&t.text).into_owned(),
         ResourceContents::Blob(b) => format!(
             "[{}: {}, {} bytes; use --json to get the base64 data]",
-            b.uri,
-            b.mime_type.as_deref().unwrap_or("binary"),
+            one_line(&b.uri),
+            one_line(b.mime_type.as_deref().unwrap_or("binary")),
             base64_len(&b.blob)
         ),
     }
@@ -264,11 +281,15 @@ pub fn discover(server: &str, result: &DiscoverResult, era: Option<Era>, version
             let title = info
                 .title
                 .as_ref()
-                .map(|t| format!(" ({t})"))
+                .map(|t| format!(" ({})", one_line(t)))
                 .unwrap_or_default();
-            out!("Server: {} {}{title} at {server}", info.name, info.version);
+            out!(
+                "Server: {} {}{title} at {server}",
+                one_line(&info.name),
+                one_line(&info.version)
+            );
             if let Some(description) = &info.description {
-                out!("  {description}");
+                out!("  {}", lines(description));
             }
         }
         None => out!("Server at {server}"),
@@ -279,7 +300,7 @@ pub fn discover(server: &str, result: &DiscoverResult, era: Option<Era>, version
     }
     out!(
         "Protocol versions: {}",
-        result.supported_versions.join(", ")
+        one_line(&result.supported_versions.join(", "))
     );
     let caps = &result.capabilities;
     let mut offered = Vec::new();
@@ -311,7 +332,7 @@ pub fn discover(server: &str, result: &DiscoverResult, era: Option<Era>, version
     }
     if let Some(extensions) = &caps.extensions {
         for name in extensions.keys() {
-            offered.push(format!("extension {name}"));
+            offered.push(format!("extension {}", one_line(name)));
         }
     }
     out!(
@@ -325,7 +346,7 @@ pub fn discover(server: &str, result: &DiscoverResult, era: Option<Era>, version
     if let Some(instructions) = &result.instructions {
         out!("Instructions:");
         for line in instructions.lines() {
-            out!("  {line}");
+            out!("  {}", one_line(line));
         }
     }
 }
@@ -345,7 +366,11 @@ pub fn resources(server: &str, resources: &[Resource], templates: &[ResourceTemp
         if resources.len() == 1 { "" } else { "s" }
     );
     for resource in resources {
-        let mut line = format!("  {}  {}", resource.uri, resource.name);
+        let mut line = format!(
+            "  {}  {}",
+            one_line(&resource.uri),
+            one_line(&resource.name)
+        );
         if let Some(description) = &resource.description {
             line.push_str(&format!(" — {}", first_line(description)));
         }
@@ -354,7 +379,11 @@ pub fn resources(server: &str, resources: &[Resource], templates: &[ResourceTemp
     if !templates.is_empty() {
         out!("{} resource template(s):", templates.len());
         for template in templates {
-            let mut line = format!("  {}  {}", template.uri_template, template.name);
+            let mut line = format!(
+                "  {}  {}",
+                one_line(&template.uri_template),
+                one_line(&template.name)
+            );
             if let Some(description) = &template.description {
                 line.push_str(&format!(" — {}", first_line(description)));
             }
@@ -370,7 +399,7 @@ pub fn prompts(server: &str, prompts: &[Prompt]) {
         if prompts.len() == 1 { "" } else { "s" }
     );
     for prompt in prompts {
-        let mut line = format!("  {}", prompt.name);
+        let mut line = format!("  {}", one_line(&prompt.name));
         if let Some(description) = &prompt.description {
             line.push_str(&format!(" — {}", first_line(description)));
         }
@@ -380,9 +409,9 @@ pub fn prompts(server: &str, prompts: &[Prompt]) {
                 .iter()
                 .map(|a| {
                     if a.required == Some(true) {
-                        format!("{} (required)", a.name)
+                        format!("{} (required)", one_line(&a.name))
                     } else {
-                        a.name.clone()
+                        one_line(&a.name).into_owned()
                     }
                 })
                 .collect();
@@ -401,7 +430,7 @@ pub fn read_result(result: &ReadResourceResult) {
 
 pub fn prompt_result(result: &GetPromptResult) {
     if let Some(description) = &result.description {
-        out!("# {description}");
+        out!("# {}", lines(description));
     }
     for message in &result.messages {
         let role = match message.role {

@@ -10,6 +10,11 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 use toolwire::protocol::{LoggingMessageNotificationParams, ProgressNotificationParams};
 
+/// Server text made safe for the terminal. Declared here (its file is
+/// `src/safe_text.rs`) so that main.rs need not change.
+#[path = "safe_text.rs"]
+pub mod safe_text;
+
 /// Reads one line from stdin without blocking the runtime; `None` at EOF.
 pub async fn read_line() -> Option<String> {
     let read = tokio::task::spawn_blocking(|| {
@@ -71,16 +76,21 @@ impl Ui {
         self.paint("2", text)
     }
 
+    /// The text, with any control sequence in it escaped, in a colour
+    /// (only when stderr is a terminal and `NO_COLOR` is unset).
     fn paint(&self, code: &str, text: &str) -> String {
+        let text = safe_text::text(text);
         if self.color {
             format!("\x1b[{code}m{text}\x1b[0m")
         } else {
-            text.to_owned()
+            text.into_owned()
         }
     }
 
-    /// Prints a line on stderr without tearing the progress bar.
+    /// Prints a line on stderr without tearing the progress bar. Control
+    /// sequences in it are escaped, except toolwire's own colours.
     pub fn say(&self, line: &str) {
+        let line = safe_text::styled(line, self.color);
         let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
         match bar.as_ref() {
             Some(bar) => bar.suspend(|| eprintln!("{line}")),
@@ -90,6 +100,7 @@ impl Ui {
 
     /// Writes a prompt (no newline) on stderr, after clearing any progress bar.
     pub fn ask(&self, prompt: &str) {
+        let prompt = safe_text::styled(prompt, self.color);
         self.clear_progress();
         let mut stderr = std::io::stderr().lock();
         let _ = write!(stderr, "{prompt}");
@@ -137,7 +148,7 @@ impl Ui {
             }
         }
         let message = match (&params.message, params.total) {
-            (Some(message), _) => message.clone(),
+            (Some(message), _) => safe_text::line(message).into_owned(),
             (None, Some(_)) => String::new(),
             (None, None) => format!("{} done", params.progress),
         };
@@ -151,13 +162,13 @@ impl Ui {
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
         let data = match &params.data {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
+            Value::String(text) => safe_text::text(text).into_owned(),
+            other => safe_text::text(&other.to_string()).into_owned(),
         };
         let logger = params
             .logger
             .as_deref()
-            .map(|l| format!(" {l}:"))
+            .map(|l| format!(" {}:", safe_text::line(l)))
             .unwrap_or_default();
         let line = format!("[server {level}]{logger} {data}");
         let line = match params.level {
@@ -174,5 +185,42 @@ impl Ui {
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolwire::protocol::ProgressToken;
+
+    fn plain() -> Ui {
+        Ui {
+            color: false,
+            bar: Mutex::new(None),
+        }
+    }
+
+    #[test]
+    fn progress_messages_are_escaped_onto_one_line() {
+        let ui = plain();
+        let mut params = ProgressNotificationParams::new(ProgressToken::from(1_i64), 1.0);
+        params.message = Some("step\x1b]0;title\x07\n\u{202e}two\u{9b}".into());
+        ui.progress(&params);
+        let message = ui.bar.lock().unwrap().as_ref().unwrap().message();
+        ui.clear_progress();
+        assert_eq!(message, r"step\u{1b}]0;title\u{7}\u{a}\u{202e}two\u{9b}");
+    }
+
+    #[test]
+    fn painted_text_is_escaped_inside_the_colour() {
+        let ui = Ui {
+            color: true,
+            bar: Mutex::new(None),
+        };
+        assert_eq!(
+            ui.bold("a\x1b[8mb\u{202e}"),
+            "\x1b[1ma\\u{1b}[8mb\\u{202e}\x1b[0m"
+        );
+        assert_eq!(plain().warn("w\x1b[2J"), "w\\u{1b}[2J");
     }
 }
