@@ -9,6 +9,7 @@ use toolwire::protocol::{LATEST_PROTOCOL_VERSION, code};
 
 use crate::connect::{ConnectArgs, Connection, Target};
 use crate::failure::Failure;
+use crate::terminal::safe_text::line as one_line;
 
 impl Connection {
     /// Turns a client error into a failure with a hint.
@@ -89,7 +90,8 @@ async fn from_client(
                 .and_then(|s| serde_json::from_value(s.clone()).ok())
                 .unwrap_or_default();
             Failure::protocol(format!(
-                "{server} refused protocol version {LATEST_PROTOCOL_VERSION}: {message}"
+                "{server} refused protocol version {LATEST_PROTOCOL_VERSION}: {}",
+                one_line(&message)
             ))
             .hint(version_hint(&theirs))
         }
@@ -115,7 +117,7 @@ async fn from_client(
             if required.contains_key("roots") {
                 hints.push("the server wants to know your roots: pass --root PATH (repeatable)");
             }
-            let failure = Failure::protocol(format!("{server}: {message}"));
+            let failure = Failure::protocol(format!("{server}: {}", one_line(&message)));
             if hints.is_empty() {
                 failure
             } else {
@@ -126,29 +128,32 @@ async fn from_client(
             code: code::METHOD_NOT_FOUND,
             message,
             ..
-        } => Failure::protocol(format!("{server}: {message}")).hint(
+        } => Failure::protocol(format!("{server}: {}", one_line(&message))).hint(
             "the server does not offer this; `toolwire discover` shows what it supports. \
              If it does not know server/discover either, it may speak an older MCP revision",
         ),
-        Error::Protocol { code, message, .. } if mentions_sessions(&message) => {
-            Failure::protocol(format!("{server} answered error {code}: {message}"))
-                .hint(OLDER_PROTOCOL)
-        }
-        Error::Protocol { code, message, .. } if message.contains("Origin") => {
-            Failure::protocol(format!("{server} answered error {code}: {message}")).hint(
-                "a server refuses browser origins it does not know; \
+        Error::Protocol { code, message, .. } if mentions_sessions(&message) => Failure::protocol(
+            format!("{server} answered error {code}: {}", one_line(&message)),
+        )
+        .hint(OLDER_PROTOCOL),
+        Error::Protocol { code, message, .. } if message.contains("Origin") => Failure::protocol(
+            format!("{server} answered error {code}: {}", one_line(&message)),
+        )
+        .hint(
+            "a server refuses browser origins it does not know; \
                  `toolwire serve --allow-origin ORIGIN` allows one",
-            )
-        }
-        Error::Protocol { code, message, .. } if message.contains("Host") => {
-            Failure::protocol(format!("{server} answered error {code}: {message}")).hint(
-                "a server refuses host names it does not know; \
+        ),
+        Error::Protocol { code, message, .. } if message.contains("Host") => Failure::protocol(
+            format!("{server} answered error {code}: {}", one_line(&message)),
+        )
+        .hint(
+            "a server refuses host names it does not know; \
                  `toolwire serve --allow-host HOST` allows one",
-            )
-        }
-        Error::Protocol { code, message, .. } => {
-            Failure::protocol(format!("{server} answered error {code}: {message}"))
-        }
+        ),
+        Error::Protocol { code, message, .. } => Failure::protocol(format!(
+            "{server} answered error {code}: {}",
+            one_line(&message)
+        )),
         Error::Input { method, reason, .. } if method == "sampling/createMessage" => {
             Failure::protocol(format!("the server asked for a model completion: {reason}")).hint(
                 "toolwire has no model; pass --sampling-command CMD to answer sampling \
@@ -245,7 +250,7 @@ async fn transport_failure(
                 message.push_str("; the end of its stderr:");
                 for line in tail.into_iter().rev() {
                     message.push_str("\n  | ");
-                    message.push_str(line);
+                    message.push_str(&one_line(line));
                 }
             }
             Failure::protocol(message).hint(
@@ -331,11 +336,14 @@ fn body_message(body: &str) -> Option<String> {
             .and_then(|e| e.get("message"))
             .and_then(Value::as_str)
         {
-            return Some(message.to_owned());
+            return Some(one_line(message).into_owned());
         }
     }
     let trimmed = body.trim();
-    (!trimmed.is_empty()).then(|| trimmed.chars().take(200).collect())
+    (!trimmed.is_empty()).then(|| {
+        let start: String = trimmed.chars().take(200).collect();
+        one_line(&start).into_owned()
+    })
 }
 
 enum Probe {

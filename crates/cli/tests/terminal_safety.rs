@@ -158,6 +158,8 @@ fn a_tool_error_is_escaped() {
     );
 }
 
+/// A JSON-RPC error message is one line: a line break in it cannot forge
+/// a `hint:` line of toolwire's own.
 #[test]
 fn a_protocol_error_message_is_escaped() {
     let ran = run(&["call", "--yes", "boom"], "");
@@ -165,7 +167,7 @@ fn a_protocol_error_message_is_escaped() {
     assert_both_inert(&ran);
     assert!(
         ran.stderr.ends_with(&format!(
-            "toolwire: {} answered error -32000: boom {SHOWN}\n",
+            "toolwire: {} answered error -32000: boom {SHOWN}\\u{{a}}hint: a forged line\n",
             server()
         )),
         "{}",

@@ -75,7 +75,7 @@ for line in sys.stdin:
             result(id_, {"content": [{"type": "text", "text": "failed " + EVIL}], "isError": True})
         elif name == "boom":
             send({"jsonrpc": "2.0", "id": id_,
-                  "error": {"code": -32000, "message": "boom " + EVIL}})
+                  "error": {"code": -32000, "message": "boom " + EVIL + "\nhint: a forged line"}})
         elif name == "ask":
             pending = id_
             send({"jsonrpc": "2.0", "id": "elicit-1", "method": "elicitation/create", "params": {
