@@ -13,6 +13,7 @@ use crate::connect::{ConnectArgs, Connection, Target};
 use crate::eras::EraStore;
 use crate::failure::{Failure, closest};
 use crate::render;
+use crate::safe_text;
 use crate::terminal::Ui;
 
 /// `toolwire discover`.
@@ -457,11 +458,11 @@ impl ApprovalHook for Confirm {
         ));
         if let Some(info) = request.info {
             if let Some(title) = &info.tool.title {
-                lines.push(format!("  title: {title}"));
+                lines.push(format!("  title: {}", safe_text::line(title)));
             }
             if let Some(description) = &info.tool.description {
                 for line in description.lines() {
-                    lines.push(format!("  {line}"));
+                    lines.push(format!("  {}", safe_text::line(line)));
                 }
             }
             if let Some(annotations) = render::annotations_line(info) {

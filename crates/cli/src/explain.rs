@@ -9,7 +9,7 @@ use toolwire::protocol::{LATEST_PROTOCOL_VERSION, code};
 
 use crate::connect::{ConnectArgs, Connection, Target};
 use crate::failure::Failure;
-use crate::terminal::safe_text::line as one_line;
+use crate::safe_text::line as one_line;
 
 impl Connection {
     /// Turns a client error into a failure with a hint.

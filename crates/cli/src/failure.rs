@@ -43,7 +43,7 @@ impl Failure {
     /// server (its error messages, tool names, the end of its stderr), so
     /// control sequences in them are shown escaped.
     pub fn report(&self) {
-        use crate::terminal::safe_text;
+        use crate::safe_text;
         if !self.message.is_empty() {
             eprintln!("toolwire: {}", safe_text::text(&self.message));
         }

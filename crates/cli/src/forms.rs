@@ -14,7 +14,7 @@ use toolwire::protocol::{
     ElicitValue, NumberType, PrimitiveSchemaDefinition, StringFormat,
 };
 
-use crate::terminal::safe_text::{line as one_line, text as lines};
+use crate::safe_text::{line as one_line, text as lines};
 use crate::terminal::{Ui, echo_piped, read_line};
 
 /// Answers `elicitation/create` by asking the person at the terminal.

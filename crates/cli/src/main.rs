@@ -11,6 +11,7 @@ mod failure;
 mod forms;
 mod kv;
 mod render;
+mod safe_text;
 mod serve;
 mod terminal;
 

@@ -8,8 +8,8 @@ use toolwire::protocol::{
     Resource, ResourceContents, ResourceTemplate, Role, ToolAnnotations,
 };
 
+use crate::safe_text::{self, line as one_line, text as lines};
 use crate::terminal::Ui;
-use crate::terminal::safe_text::{self, line as one_line, text as lines};
 
 /// `println!` that ends the program quietly when stdout is closed (e.g.
 /// `toolwire list ... | head -n 1`) instead of panicking. What it prints

@@ -10,10 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 use toolwire::protocol::{LoggingMessageNotificationParams, ProgressNotificationParams};
 
-/// Server text made safe for the terminal. Declared here (its file is
-/// `src/safe_text.rs`) so that main.rs need not change.
-#[path = "safe_text.rs"]
-pub mod safe_text;
+use crate::safe_text;
 
 /// Reads one line from stdin without blocking the runtime; `None` at EOF.
 pub async fn read_line() -> Option<String> {
