@@ -95,7 +95,9 @@ fn fits(value: &Value, kind: HeaderKind) -> bool {
         HeaderKind::Integer => {
             value.is_i64()
                 || value.is_u64()
-                || value.as_f64().is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+                || value
+                    .as_f64()
+                    .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
         }
     }
 }
