@@ -12,9 +12,10 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use common::*;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use toolwire_protocol::JsonObject;
+use toolwire_protocol::{JsonObject, PromptMessage, Role};
 use toolwire_server::{
-    InputRequired, Principal, RequestContext, RequestEnv, Server, StateKey, ToolBuilder, ToolError,
+    InputRequired, Principal, PromptBuilder, RequestContext, RequestEnv, Server, StateKey,
+    ToolBuilder, ToolError,
 };
 
 const NOT_OURS: &str =
@@ -52,7 +53,15 @@ fn server(keys: &[[u8; 32]], ttl: Duration) -> Server {
             ToolBuilder::new(name).raw_handler(as_object(json!({"type": "object"})), ask_then_echo),
         );
     }
-    builder.build().unwrap()
+    // A prompt of the same name that asks the same question.
+    let prompt = PromptBuilder::new("ask").handler(|_, cx: RequestContext| async move {
+        if cx.input_response("ok").is_none() {
+            let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
+            return Err(InputRequired::new().elicit_form("ok", "OK?", schema).into());
+        }
+        Ok(vec![PromptMessage::text(Role::User, "done")])
+    });
+    builder.prompt(prompt).build().unwrap()
 }
 
 fn env(principal: &Option<String>) -> RequestEnv {
@@ -223,6 +232,30 @@ proptest! {
                     refused(NOT_OURS)
                 );
             }
+            Ok(())
+        })?;
+    }
+
+    /// A state issued by `prompts/get` does not open `tools/call` of the
+    /// same name and arguments, nor the other way round.
+    #[test]
+    fn state_is_bound_to_its_method(principal in principal(), args in "[a-z]{0,6}") {
+        runtime().block_on(async {
+            let s = server(&[[7; 32]], Duration::from_secs(600));
+            let arguments = as_object(json!({"x": args}));
+            let get = |state: Option<&str>| request(3, "prompts/get", params("ask", &arguments, state));
+            let response = json_of(&s.handle_request(get(None), env(&principal)).await);
+            let from_prompt = response["result"]["requestState"].as_str().unwrap().to_owned();
+            prop_assert_eq!(
+                retry(&s, &principal, "ask", &arguments, &from_prompt).await,
+                refused(OTHER_REQUEST)
+            );
+            let from_tool = issue(&s, &principal, "ask", &arguments).await;
+            let response = json_of(&s.handle_request(get(Some(&from_tool)), env(&principal)).await);
+            prop_assert_eq!(&response["error"], &json!({"code": -32602, "message": OTHER_REQUEST}));
+            // The prompt's own state does open it.
+            let response = json_of(&s.handle_request(get(Some(&from_prompt)), env(&principal)).await);
+            prop_assert_eq!(&response["result"]["messages"][0]["content"]["text"], "done", "{}", response);
             Ok(())
         })?;
     }
