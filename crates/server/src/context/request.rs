@@ -69,9 +69,21 @@ impl Principal {
         self.scopes.iter().any(|s| s == scope)
     }
 
-    /// A stable key for binding state to this principal.
-    pub fn key(&self) -> &str {
-        self.subject.as_deref().unwrap_or("")
+    /// A stable key for binding state to this principal: empty for the
+    /// anonymous one, `s:` and the subject otherwise (so an authenticated
+    /// principal whose subject is empty is still not the anonymous one).
+    ///
+    /// ```
+    /// use toolwire_server::Principal;
+    /// assert_eq!(Principal::anonymous().key(), "");
+    /// assert_eq!(Principal::new("").key(), "s:");
+    /// assert_eq!(Principal::new("alice").key(), "s:alice");
+    /// ```
+    pub fn key(&self) -> String {
+        match &self.subject {
+            Some(subject) => format!("s:{subject}"),
+            None => String::new(),
+        }
     }
 }
 

@@ -177,7 +177,7 @@ impl<T: Send + 'static> Handles<T> {
         let id = mint_id(&c.prefix);
         let owner = cx.principal().key();
         self.store
-            .insert(&id, owner, value, c.idle, c.max_per_principal)
+            .insert(&id, &owner, value, c.idle, c.max_per_principal)
             .await
             .map_err(|e| match e {
                 HandleStoreError::Full { limit } => ToolError::new(format!(
@@ -207,7 +207,7 @@ impl<T: Send + 'static> Handles<T> {
             .store
             .modify(
                 id,
-                cx.principal().key(),
+                &cx.principal().key(),
                 Box::new(|value: &mut T| out = Some(change(value))),
             )
             .await
@@ -231,7 +231,7 @@ impl<T: Send + 'static> Handles<T> {
         if !self.well_formed(id) {
             return Err(self.not_found(id));
         }
-        match self.store.remove(id, cx.principal().key()).await {
+        match self.store.remove(id, &cx.principal().key()).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(self.not_found(id)),
             Err(e) => Err(unavailable(e)),
