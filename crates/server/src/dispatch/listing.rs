@@ -22,18 +22,18 @@ impl Server {
         params: PaginatedRequestParams,
         cx: &RequestContext,
     ) -> Result<Listing, ErrorObject> {
-        let offset = match params.cursor.as_deref() {
-            Some(cursor) => pagination::decode_cursor(cursor)?,
-            None => 0,
+        let after = match params.cursor.as_deref() {
+            Some(cursor) => Some(pagination::decode_cursor(cursor)?),
+            None => None,
         };
-        let enabled = registry.enabled();
-        let scoped = enabled.iter().any(|e| !e.required_scopes().is_empty());
-        let visible: Vec<Arc<T>> = enabled
+        let enabled = registry.enabled_numbered();
+        let scoped = enabled.iter().any(|(_, e)| !e.required_scopes().is_empty());
+        let visible: Vec<(u64, Arc<T>)> = enabled
             .into_iter()
-            .filter(|e| e.permits(cx.principal()))
+            .filter(|(_, e)| e.permits(cx.principal()))
             .collect();
         let config = &self.inner.config;
-        let (items, next_cursor) = pagination::page(&visible, offset, config.page_size);
+        let (items, next_cursor) = pagination::page(&visible, after, config.page_size);
         let mut hint = config.list_cache;
         if scoped || cx.principal().is_authenticated() {
             hint.scope = CacheScope::Private;

@@ -178,10 +178,12 @@ impl Named for RegisteredTool {
     }
 }
 
-/// One entry and whether it is currently offered.
+/// One entry, whether it is currently offered, and its number: entries are
+/// numbered in registration order (list cursors name the last one sent).
 pub(crate) struct Slot<T> {
     pub item: Arc<T>,
     pub enabled: bool,
+    pub seq: u64,
 }
 
 impl<T> Clone for Slot<T> {
@@ -189,6 +191,7 @@ impl<T> Clone for Slot<T> {
         Slot {
             item: Arc::clone(&self.item),
             enabled: self.enabled,
+            seq: self.seq,
         }
     }
 }
@@ -197,6 +200,8 @@ impl<T> Clone for Slot<T> {
 /// atomically on every change; each change is published to the feed.
 pub(crate) struct Registry<T> {
     slots: RwLock<Arc<Vec<Slot<T>>>>,
+    /// The number the next registered entry gets.
+    next_seq: std::sync::atomic::AtomicU64,
     feed: Arc<dyn ChangeFeed>,
     /// What an edit publishes (`None`: nobody listens for this list).
     change: Option<Change>,
@@ -206,6 +211,7 @@ impl<T: Named> Registry<T> {
     pub fn new(feed: Arc<dyn ChangeFeed>, change: Option<Change>) -> Self {
         Registry {
             slots: RwLock::new(Arc::new(Vec::new())),
+            next_seq: std::sync::atomic::AtomicU64::new(0),
             feed,
             change,
         }
@@ -214,6 +220,15 @@ impl<T: Named> Registry<T> {
     /// A consistent snapshot of every entry, in registration order.
     pub fn snapshot(&self) -> Arc<Vec<Slot<T>>> {
         Arc::clone(&self.slots.read().expect("registry lock"))
+    }
+
+    /// The enabled entries with their numbers, in order.
+    pub fn enabled_numbered(&self) -> Vec<(u64, Arc<T>)> {
+        self.snapshot()
+            .iter()
+            .filter(|s| s.enabled)
+            .map(|s| (s.seq, Arc::clone(&s.item)))
+            .collect()
     }
 
     /// The enabled entries, in order.
@@ -254,9 +269,13 @@ impl<T: Named> Registry<T> {
                     tool: item.key().to_owned(),
                 });
             }
+            let seq = self
+                .next_seq
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             slots.push(Slot {
                 item: Arc::new(item),
                 enabled: true,
+                seq,
             });
             Ok(())
         })
