@@ -661,17 +661,24 @@ fn has_ascii_control(bytes: &[u8]) -> bool {
     })
 }
 
+/// True when `bytes` (UTF-8) hold a control character other than `\n`
+/// and `\t`: an ASCII one, or a C1 control (U+0080–U+009F, `C2 80`–`C2 9F`).
+fn has_control(bytes: &[u8]) -> bool {
+    if has_ascii_control(bytes) {
+        return true;
+    }
+    bytes.chunks(64).enumerate().any(|(n, chunk)| {
+        chunk.iter().fold(false, |found, &b| found | (b == 0xC2))
+            && chunk.iter().enumerate().any(|(i, &b)| {
+                b == 0xC2 && bytes.get(n * 64 + i + 1).is_some_and(|&next| next < 0xA0)
+            })
+    })
+}
+
 /// [`strip_control`], adding to `removed` one per escape sequence or
 /// control character removed.
 fn strip_control_counted<'a>(text: &'a str, removed: &mut usize) -> Cow<'a, str> {
-    let clean = if text.is_ascii() {
-        !has_ascii_control(text.as_bytes())
-    } else {
-        !text
-            .chars()
-            .any(|c| c.is_control() && c != '\n' && c != '\t')
-    };
-    if clean {
+    if !has_control(text.as_bytes()) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
@@ -882,110 +889,147 @@ fn is_ideograph(c: char) -> bool {
         0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x3FFFF)
 }
 
-/// True when `text` holds a character of one of the four classes. Pure
-/// ASCII is answered by `is_ascii` alone; otherwise only the lead bytes
-/// that can start such a character are decoded.
-fn has_invisible(text: &str) -> bool {
-    if text.is_ascii() {
-        return false;
+/// True when a character whose UTF-8 form starts with `b0 b1` may be of
+/// one of the four classes (the blocks they live in); most non-ASCII text
+/// (accents, punctuation, CJK, emoji) is answered without decoding.
+fn maybe_invisible(b0: u8, b1: u8) -> bool {
+    match b0 {
+        0xC2 => b1 == 0xAD,                              // U+00AD
+        0xCD => b1 == 0x8F,                              // U+034F
+        0xD8 => b1 == 0x9C,                              // U+061C
+        0xE1 => matches!(b1, 0x85 | 0x9E | 0xA0),        // U+115F, U+17B4, U+180E
+        0xE2 => matches!(b1, 0x80 | 0x81),               // U+2000–U+207F
+        0xE3 => b1 == 0x85,                              // U+3164
+        0xEF => matches!(b1, 0xB8 | 0xBB | 0xBE | 0xBF), // U+FE00, U+FEFF, U+FFA0, U+FFF9
+        0xF0 => matches!(b1, 0x9B | 0x9D),               // U+1BCA0, U+1D173
+        0xF3 => b1 == 0xA0,                              // U+E0000–U+E0FFF
+        _ => false,
     }
+}
+
+/// The width of the UTF-8 sequence led by `b`.
+fn utf8_width(b: u8) -> usize {
+    match b {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
+/// The next character of `text` at byte `i` (a character boundary) that
+/// is of one of the four classes: its index, the character and its class.
+fn next_invisible(text: &str, mut i: usize) -> Option<(usize, char, Class)> {
     let bytes = text.as_bytes();
-    let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
         if b < 0x80 {
             i += 1;
             continue;
         }
-        let width = match b {
-            0xC0..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            _ => 4,
-        };
-        if matches!(
-            b,
-            0xC2 | 0xCD | 0xD8 | 0xE1 | 0xE2 | 0xE3 | 0xEF | 0xF0 | 0xF3
-        ) {
-            // `i` is a character boundary: a lead byte of valid UTF-8.
-            if text[i..].chars().next().and_then(classify).is_some() {
-                return true;
+        if maybe_invisible(b, bytes.get(i + 1).copied().unwrap_or(0)) {
+            let c = text[i..].chars().next()?;
+            if let Some(class) = classify(c) {
+                return Some((i, c, class));
             }
         }
-        i += width;
+        i += utf8_width(b);
     }
-    false
+    None
+}
+
+/// True when `text` holds a character of one of the four classes. Pure
+/// ASCII is answered by `is_ascii` alone.
+fn has_invisible(text: &str) -> bool {
+    !text.is_ascii() && next_invisible(text, 0).is_some()
 }
 
 /// Applies the invisible-text rule to `text` (see the module docs);
 /// borrows when nothing changes (a ZWJ sequence of emoji, a single `❤️`).
+/// Only the characters of the four classes are decoded; what they need
+/// to know of their neighbours is read from the text around them.
 fn scrub_invisible<'a>(
     text: &'a str,
     mode: Invisible,
     report: &mut SanitizeReport,
 ) -> Cow<'a, str> {
-    if mode == Invisible::Keep || !has_invisible(text) {
+    if mode == Invisible::Keep || text.is_ascii() {
         return Cow::Borrowed(text);
     }
     let mut out: Option<String> = None;
     // Text before `copied` is in `out` already (or needed no change).
     let mut copied = 0;
-    let mut remove = |out: &mut Option<String>, copied: &mut usize, start: usize, end: usize| {
-        let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
-        out.push_str(&text[*copied..start]);
-        for c in text[start..end].chars() {
-            if let Some(class) = classify(c) {
-                report.count(class);
-            }
-            if mode == Invisible::Escape {
-                let _ = write!(out, "[U+{:04X}]", c as u32);
-            }
-        }
-        *copied = end;
-    };
-    // The last character, when it was kept and is visible (a base for a
-    // variation selector).
-    let mut base: Option<char> = None;
-    // The last character kept ends an emoji (an emoji, or its selector).
-    let mut after_emoji = false;
-    let mut chars = text.char_indices().peekable();
-    while let Some((start, c)) = chars.next() {
+    // Where the last removed character ended: what follows it has no
+    // visible character before it.
+    let mut removed_to = usize::MAX;
+    let mut i = 0;
+    while let Some((start, c, class)) = next_invisible(text, i) {
         let end = start + c.len_utf8();
-        match classify(c) {
-            None => {
-                base = (!c.is_whitespace() && !c.is_control()).then_some(c);
-                after_emoji = is_emoji(c);
-            }
-            Some(Class::Variation) => {
+        let before = || {
+            (removed_to != start)
+                .then(|| text[..start].chars().next_back())
+                .flatten()
+        };
+        let keep_to = match class {
+            Class::Variation => {
                 let mut run_end = end;
                 let mut run = 1;
-                while let Some(&(i, next)) = chars.peek() {
+                while let Some(next) = text[run_end..].chars().next() {
                     if classify(next) != Some(Class::Variation) {
                         break;
                     }
-                    chars.next();
                     run += 1;
-                    run_end = i + next.len_utf8();
+                    run_end += next.len_utf8();
                 }
-                let fits = base.is_some_and(|b| c < '\u{E0100}' || is_ideograph(b));
+                // Kept: one selector after a visible character (`❤️`,
+                // `☺︎`, an ideographic variant).
+                let fits = before().is_some_and(|b| {
+                    !b.is_whitespace()
+                        && !b.is_control()
+                        && classify(b).is_none()
+                        && (c < '\u{E0100}' || is_ideograph(b))
+                });
                 if run == 1 && fits {
-                    // Kept: `❤️`, `☺︎`, an ideographic variant. An emoji
-                    // with its selector may still be joined.
+                    None
                 } else {
-                    remove(&mut out, &mut copied, start, run_end);
-                    after_emoji = false;
+                    Some(run_end)
                 }
-                base = None;
             }
-            Some(_)
-                if c == ZWJ && after_emoji && chars.peek().is_some_and(|&(_, n)| is_emoji(n)) =>
-            {
-                base = None;
-                after_emoji = false;
+            // A ZWJ joining two emoji (the first may carry its selector).
+            _ if c == ZWJ => {
+                let after_emoji = before().is_some_and(|b| {
+                    is_emoji(b)
+                        || (matches!(b, '\u{FE0E}' | '\u{FE0F}')
+                            && text[..start - b.len_utf8()]
+                                .chars()
+                                .next_back()
+                                .is_some_and(is_emoji))
+                });
+                let emoji_next = text[end..].chars().next().is_some_and(is_emoji);
+                if after_emoji && emoji_next {
+                    None
+                } else {
+                    Some(end)
+                }
             }
-            Some(_) => {
-                remove(&mut out, &mut copied, start, end);
-                base = None;
-                after_emoji = false;
+            _ => Some(end),
+        };
+        match keep_to {
+            None => i = end,
+            Some(stop) => {
+                let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                out.push_str(&text[copied..start]);
+                for c in text[start..stop].chars() {
+                    if let Some(class) = classify(c) {
+                        report.count(class);
+                    }
+                    if mode == Invisible::Escape {
+                        let _ = write!(out, "[U+{:04X}]", c as u32);
+                    }
+                }
+                copied = stop;
+                removed_to = stop;
+                i = stop;
             }
         }
     }
