@@ -47,7 +47,9 @@ pub use features::tool::{NoArgs, ToolBuilder};
 pub use security::limits::{
     DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_ARGUMENT_DEPTH, DEFAULT_MAX_STRING_BYTES, InputLimits,
 };
-pub use security::sanitize::{DEFAULT_MAX_RESULT_BYTES, SanitizePolicy, strip_control};
+pub use security::sanitize::{
+    DEFAULT_MAX_RESULT_BYTES, INVISIBLE_FLAG_KEY, SanitizePolicy, SanitizeReport, strip_control,
+};
 pub use server::{Server, ServerBuilder, ServerConfig};
 pub use store::change_feed::{Change, ChangeFeed, ChangeTopics, InMemoryChangeFeed};
 pub use store::handles::{HandleStore, HandleStoreError, InMemoryHandles};
