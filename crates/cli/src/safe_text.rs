@@ -36,7 +36,7 @@ pub fn line(s: &str) -> Cow<'_, str> {
 }
 
 /// A whole line about to be written to a terminal, that may hold toolwire's
-/// own colours (see [`crate::terminal::Ui`]): like [`text`], and when
+/// own colours (those `terminal::Ui` writes): like [`text`], and when
 /// `styles` is true the exact SGR sequences toolwire paints with (bold, dim,
 /// yellow, bold red, reset) are kept. Nothing else can pass: no cursor
 /// movement, no erasing, no OSC, no concealed text.
