@@ -7,6 +7,7 @@
 #   bench/run.sh legacy          # 2025-11-25 clients (a session per connection): toolwire vs rmcp --sessions
 #   bench/run.sh sessions        # 10,000 legacy sessions, their expiry, a second wave (about 1.5 minutes)
 #   bench/run.sh instructions    # callgrind instructions per request (needs valgrind)
+#   bench/run.sh soak --duration 120   # soak `toolwire serve` (default 600 s; build toolwire-cli first)
 #
 # Everything runs on 127.0.0.1; each server is started fresh per run and
 # killed after it. Only same-run ratios mean anything on a shared machine.
@@ -16,4 +17,8 @@ cargo build --release --quiet --manifest-path "$here/Cargo.toml" --bins
 # 10,000 listen streams need 10,000+ descriptors in each process (the
 # sessions scenario needs only a few: its sessions share 16 connections).
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+if [ "${1:-}" = soak ]; then
+    shift
+    exec "$here/target/release/soak" "$@"
+fi
 exec "$here/target/release/bench" "$@"
