@@ -219,22 +219,7 @@ pub fn object(value: Value) -> JsonObject {
 /// A stdio transport to `server` running in this process over a pipe; every
 /// (re)connect starts a fresh serving task.
 pub fn pipe_transport(server: Server) -> StdioTransport {
-    StdioTransport::from_fn("in-process demo", move || {
-        let server = server.clone();
-        async move {
-            let (client_end, server_end) = tokio::io::duplex(1 << 20);
-            let (server_read, server_write) = split(server_end);
-            tokio::spawn(toolwire_server::stdio::serve(
-                server,
-                server_read,
-                server_write,
-                StdioConfig::default(),
-            ));
-            let (read, write) = split(client_end);
-            Ok(Connection::new(read, write))
-        }
-    })
-    .build()
+    pipe_builder(server).build()
 }
 
 /// A stdio transport builder to `server` running in this process over a
@@ -467,23 +452,7 @@ impl std::io::Write for LogBuffer {
 /// Clients of `server` over both transports, forced to `mode`.
 pub async fn both_in(server: Server, mode: ProtocolMode) -> Vec<(&'static str, Client)> {
     let url = http_server(server.clone()).await;
-    let stdio = StdioTransport::from_fn("in-process demo", move || {
-        let server = server.clone();
-        async move {
-            let (client_end, server_end) = tokio::io::duplex(1 << 20);
-            let (server_read, server_write) = split(server_end);
-            tokio::spawn(toolwire_server::stdio::serve(
-                server,
-                server_read,
-                server_write,
-                StdioConfig::default(),
-            ));
-            let (read, write) = split(client_end);
-            Ok(Connection::new(read, write))
-        }
-    })
-    .protocol(mode)
-    .build();
+    let stdio = pipe_builder(server).protocol(mode).build();
     let http = HttpTransport::builder(url).protocol(mode).build().unwrap();
     vec![
         ("stdio", Client::builder(stdio).name("demo").build()),
