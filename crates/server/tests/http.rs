@@ -1466,6 +1466,47 @@ async fn a_client_that_stalls_in_its_headers_is_disconnected() {
 }
 
 #[tokio::test]
+async fn a_client_that_stalls_in_its_body_gets_408_and_is_disconnected() {
+    let config = HttpConfig::new().body_read_timeout(Duration::from_millis(300));
+    let harness = Harness::with_config(config).await;
+    let addr = harness
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    let mut stalled = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stalled
+        .write_all(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+              Accept: application/json, text/event-stream\r\n\
+              Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"",
+        )
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut buffer = Vec::new();
+    tokio::time::timeout(WAIT, stalled.read_to_end(&mut buffer))
+        .await
+        .expect("the server closes the stalled connection")
+        .expect("the connection ends cleanly after the reply");
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    let reply = String::from_utf8(buffer).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 408 "), "{reply}");
+    assert!(reply.contains("connection: close"), "{reply}");
+    let body = &reply[reply.find("\r\n\r\n").unwrap() + 4..];
+    let body: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(
+        body,
+        json!({"jsonrpc": "2.0", "error": {"code": -32600,
+            "message": "Invalid request: the request body did not arrive in full within 300 ms"}})
+    );
+
+    // Everyone else is still served.
+    let response = harness.send(&list(2)).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    harness.stop().await;
+}
+
+#[tokio::test]
 async fn shutdown_closes_idle_keep_alive_connections() {
     let harness = Harness::start().await;
     // reqwest keeps the connection of this request open for the next one.

@@ -21,6 +21,9 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// The default time a client has to send a request's headers.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a client may take to send a request's whole body: 30 s.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The default interval between SSE keep-alive comments.
 pub const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
@@ -72,6 +75,7 @@ pub struct HttpConfig {
     pub(super) any_origin: bool,
     pub(super) sse_keep_alive: Option<Duration>,
     pub(super) header_read_timeout: Duration,
+    pub(super) body_read_timeout: Duration,
     pub(super) auth: Option<AuthConfig>,
     pub(super) request_limit: Option<RateLimit>,
     pub(super) rate_limits: Arc<dyn RateLimitStore>,
@@ -91,6 +95,7 @@ impl Default for HttpConfig {
             any_origin: false,
             sse_keep_alive: Some(DEFAULT_SSE_KEEP_ALIVE),
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             auth: None,
             request_limit: None,
             rate_limits: Arc::new(InMemoryRateLimits::new()),
@@ -104,7 +109,7 @@ impl Default for HttpConfig {
 impl HttpConfig {
     /// The defaults: path `/mcp`, 4 MiB bodies, loopback hosts and origins
     /// only, a keep-alive comment every 15 s on quiet streams, 30 s to send
-    /// a request's headers.
+    /// a request's headers and 30 s to send its body.
     pub fn new() -> Self {
         HttpConfig::default()
     }
@@ -171,6 +176,17 @@ impl HttpConfig {
     /// (A zero timeout is taken as 1 ms.)
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.header_read_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a client may take to send a request's whole body, from the
+    /// moment its headers were read (default 30 s). A body that is still
+    /// incomplete then gets **408** and the connection is closed, so that a
+    /// half-sent body cannot hold a connection and its buffer for ever.
+    /// Unlike [`HttpConfig::header_read_timeout`], this applies to
+    /// [`router`] too. (A zero timeout is taken as 1 ms.)
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout.max(Duration::from_millis(1));
         self
     }
 

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
@@ -82,8 +83,21 @@ pub(super) async fn handle(
         );
     }
     let limit = endpoint.config.max_body_bytes;
-    let bytes = match read_body(body, &parts.headers, limit).await {
+    let deadline = endpoint.config.body_read_timeout;
+    let bytes = match read_body(body, &parts.headers, limit, deadline).await {
         Ok(bytes) => bytes,
+        Err(BodyError::TimedOut) => {
+            let error = ErrorObject::invalid_request(format!(
+                "the request body did not arrive in full within {} ms",
+                deadline.as_millis()
+            ));
+            let mut reply = error_reply(StatusCode::REQUEST_TIMEOUT, None, error);
+            // The rest of the body may never come: do not wait to drain it.
+            reply
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return reply;
+        }
         Err(BodyError::TooLarge) => {
             let error = ErrorObject::invalid_request(format!(
                 "the request body is larger than {limit} bytes"
@@ -350,12 +364,24 @@ pub(super) async fn run_streamed(
 
 pub(super) enum BodyError {
     TooLarge,
+    TimedOut,
     Read(String),
 }
 
-/// Reads the whole body, refusing more than `limit` bytes; a body that
-/// arrives in one chunk is not copied.
+/// Reads the whole body within `deadline`, refusing more than `limit`
+/// bytes; a body that arrives in one chunk is not copied.
 pub(super) async fn read_body(
+    body: Body,
+    headers: &HeaderMap,
+    limit: usize,
+    deadline: Duration,
+) -> Result<Bytes, BodyError> {
+    tokio::time::timeout(deadline, read_body_within(body, headers, limit))
+        .await
+        .unwrap_or(Err(BodyError::TimedOut))
+}
+
+async fn read_body_within(
     body: Body,
     headers: &HeaderMap,
     limit: usize,

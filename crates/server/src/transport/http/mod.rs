@@ -11,8 +11,10 @@
 //!    revisions: there are no sessions and no standalone streams).
 //! 3. `Accept` lists both `application/json` and `text/event-stream`, else
 //!    **406**; `Content-Type` is `application/json`, else **415**.
-//! 4. The body fits the size limit (default 4 MiB), else **413**; it is one
-//!    JSON-RPC message, else **400** with -32700 (not JSON) or -32600.
+//! 4. The body arrives within the body timeout (default 30 s), else **408**
+//!    and the connection is closed; it fits the size limit (default 4 MiB),
+//!    else **413**; it is one JSON-RPC message, else **400** with -32700
+//!    (not JSON) or -32600.
 //! 5. A notification is accepted with **202** and no body; a response
 //!    (clients must not send any) is refused with **400** and -32600.
 //! 6. `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the called tool's
@@ -85,9 +87,9 @@ use crate::server::Server;
 
 use self::accept::Connections;
 pub use self::config::{
-    DEFAULT_ADDR, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
-    DEFAULT_PATH, DEFAULT_REPLAY_EVENTS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SSE_KEEP_ALIVE,
-    HttpConfig, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
+    DEFAULT_ADDR, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_SESSIONS, DEFAULT_PATH, DEFAULT_REPLAY_EVENTS, DEFAULT_SESSION_IDLE_TIMEOUT,
+    DEFAULT_SSE_KEEP_ALIVE, HttpConfig, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
 };
 use self::endpoint::{Endpoint, handle};
 pub use self::sessions::SessionTable;
