@@ -54,6 +54,10 @@ fn run_tests(runtime: &tokio::runtime::Runtime) -> ExitCode {
         }),
         ("stderr_is_captured", || Box::pin(stderr_captured())),
         (
+            "a_server_writing_bytes_that_are_not_utf8_is_still_understood",
+            || Box::pin(garbled_output()),
+        ),
+        (
             "shutdown_closes_stdin_first",
             || Box::pin(shutdown_by_eof()),
         ),
@@ -118,6 +122,17 @@ async fn fixture(mode: &str) {
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("signal")
     });
     eprintln!("fixture {mode} starting");
+    if mode == "garbled" {
+        // More than a pipe holds: only a reader that keeps draining stderr
+        // lets the fixture get past this.
+        use std::io::Write;
+        let line = [b"latin-1 \xe9t\xe9 ".repeat(40).as_slice(), b"\n"].concat();
+        let mut stderr = std::io::stderr().lock();
+        for _ in 0..400 {
+            stderr.write_all(&line).unwrap();
+        }
+        stderr.write_all(b"garbled \xff done\n").unwrap();
+    }
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut stdout = tokio::io::stdout();
     while let Ok(Some(line)) = lines.next_line().await {
@@ -129,6 +144,9 @@ async fn fixture(mode: &str) {
             std::process::exit(3);
         }
         let response = server.handle_request(request, RequestEnv::new()).await;
+        if mode == "garbled" {
+            stdout.write_all(b"\xfe\xff not a message\n").await.unwrap();
+        }
         let mut bytes = serde_json::to_vec(&response).unwrap();
         bytes.push(b'\n');
         stdout.write_all(&bytes).await.unwrap();
@@ -219,6 +237,22 @@ async fn stderr_captured() {
     let client = Client::builder(transport.clone()).build();
     client.discover().await.unwrap();
     wait_for_stderr(&transport, "fixture chatty starting").await;
+    transport.shutdown().await;
+}
+
+async fn garbled_output() {
+    let transport = child("garbled").stderr_lines(10).build();
+    let client = Client::builder(transport.clone()).build();
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        client.call_tool("echo", json!({"text": "through"})),
+    )
+    .await
+    .expect("an answer despite the garbled lines")
+    .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("through"));
+    wait_for_stderr(&transport, "garbled \u{FFFD} done").await;
+    assert_eq!(transport.starts(), 1);
     transport.shutdown().await;
 }
 

@@ -1,6 +1,7 @@
 //! Wire types for the Model Context Protocol, revision 2026-07-28.
 //!
-//! Serde models only: no I/O, no validation logic. Field names follow the
+//! Serde models only: no I/O, no validation logic (the optional `lines`
+//! feature adds the stdio line framing). Field names follow the
 //! specification's schema; optional fields are `Option`s and are omitted when
 //! `None`; `_meta` maps keep unknown keys.
 //!
@@ -26,6 +27,8 @@ pub mod elicitation;
 pub mod error;
 pub mod jsonrpc;
 pub mod legacy;
+#[cfg(feature = "lines")]
+pub mod lines;
 pub mod logging;
 pub mod meta;
 pub mod mrtr;

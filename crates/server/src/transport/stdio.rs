@@ -21,8 +21,9 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
+use toolwire_protocol::lines::{Line, LineCodec};
 use toolwire_protocol::{ErrorObject, ErrorResponse, Message, Notification, Request, RequestId};
 
 use super::legacy::{LegacySession, forward_changes, is_modern, opens_session};
@@ -92,10 +93,7 @@ where
     let in_flight: InFlight = Arc::default();
     let permits = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
     let mut tasks = JoinSet::new();
-    let mut lines = FramedRead::new(
-        reader,
-        LinesCodec::new_with_max_length(config.max_line_bytes),
-    );
+    let mut lines = FramedRead::new(reader, LineCodec::new(config.max_line_bytes));
 
     let mut legacy: Option<Arc<LegacySession>> = None;
     // Ends a legacy session's change notifications (they hold the writer open).
@@ -104,9 +102,13 @@ where
 
     while let Some(line) = lines.next().await {
         while tasks.try_join_next().is_some() {}
+        let line = line?;
+        if line.is_blank() {
+            continue;
+        }
         let line = match line {
-            Ok(line) => line,
-            Err(LinesCodecError::MaxLineLengthExceeded) => {
+            Line::Text(line) => line,
+            Line::TooLong => {
                 let error = ErrorObject::invalid_request(format!(
                     "message longer than {} bytes",
                     config.max_line_bytes
@@ -118,12 +120,8 @@ where
                     .await;
                 continue;
             }
-            Err(LinesCodecError::Io(e)) => return Err(e),
         };
-        if line.trim().is_empty() {
-            continue;
-        }
-        match Message::from_slice(line.as_bytes()) {
+        match Message::from_slice(&line) {
             Ok(Message::Request(request)) if legacy.is_none() && opens_session(&request) => {
                 let (reply, session) = initialize(&server, request);
                 let _ = out_tx.send(encode_line(&reply)).await;

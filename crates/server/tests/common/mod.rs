@@ -162,6 +162,12 @@ impl ServedStdio {
         self.input.write_all(line.as_bytes()).await.unwrap();
     }
 
+    /// Writes `bytes` as they are (the test adds any `\n`).
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
+        use tokio::io::AsyncWriteExt;
+        self.input.write_all(bytes).await.unwrap();
+    }
+
     /// The next line the server writes (within 5 s).
     pub async fn next_line(&mut self) -> String {
         tokio::time::timeout(std::time::Duration::from_secs(5), self.lines.next_line())
@@ -174,6 +180,12 @@ impl ServedStdio {
     /// The next line the server writes, as JSON.
     pub async fn next(&mut self) -> Value {
         serde_json::from_str(&self.next_line().await).unwrap()
+    }
+
+    /// Ends the input without waiting for the server to stop.
+    pub async fn end_input(&mut self) {
+        use tokio::io::AsyncWriteExt;
+        self.input.shutdown().await.unwrap();
     }
 
     /// Ends the input; the server must stop within 5 s.

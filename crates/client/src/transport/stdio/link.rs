@@ -11,8 +11,9 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr};
 use tokio::sync::mpsc;
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
+use toolwire_protocol::lines::{Line, LineCodec};
 use toolwire_protocol::{Message, Notification, ProgressToken, RequestId, keys};
 
 use super::config::StdioConfig;
@@ -91,10 +92,7 @@ impl Link {
         if let Some(stderr) = connection.stderr {
             tokio::spawn(capture_stderr(stderr, stderr_ring, config.stderr_lines));
         }
-        let lines = FramedRead::new(
-            connection.reader,
-            LinesCodec::new_with_max_length(config.max_line_bytes),
-        );
+        let lines = FramedRead::new(connection.reader, LineCodec::new(config.max_line_bytes));
         tokio::spawn(read_lines(lines, Arc::downgrade(&link)));
         link
     }
@@ -378,24 +376,22 @@ async fn write_lines(
 }
 
 async fn read_lines(
-    mut lines: FramedRead<Box<dyn AsyncRead + Send + Unpin>, LinesCodec>,
+    mut lines: FramedRead<Box<dyn AsyncRead + Send + Unpin>, LineCodec>,
     link: Weak<Link>,
 ) {
     let reason = loop {
         let line = match lines.next().await {
             None => break " (the server closed its output)".to_owned(),
-            Some(Ok(line)) => line,
-            Some(Err(LinesCodecError::MaxLineLengthExceeded)) => {
+            Some(Ok(line)) if line.is_blank() => continue,
+            Some(Ok(Line::Text(line))) => line,
+            Some(Ok(Line::TooLong)) => {
                 tracing::warn!("stdio server sent an over-long line (dropped)");
                 continue;
             }
-            Some(Err(LinesCodecError::Io(e))) => break format!(" (reading failed: {e})"),
+            Some(Err(e)) => break format!(" (reading failed: {e})"),
         };
         let Some(link) = link.upgrade() else { return };
-        if line.trim().is_empty() {
-            continue;
-        }
-        match Message::from_slice(line.as_bytes()) {
+        match Message::from_slice(&line) {
             Ok(message) => link.route(message),
             Err(e) => {
                 tracing::warn!(error = %e, "stdio server wrote a line that is not a JSON-RPC message (ignored)")
@@ -408,14 +404,14 @@ async fn read_lines(
 }
 
 async fn capture_stderr(stderr: ChildStderr, ring: Arc<Mutex<VecDeque<String>>>, keep: usize) {
-    let mut lines = FramedRead::new(stderr, LinesCodec::new_with_max_length(4096));
+    // Bytes, not text: a server whose stderr is not UTF-8 must still be
+    // drained, or it blocks once the pipe is full.
+    let mut lines = FramedRead::new(stderr, LineCodec::new(4096));
     while let Some(line) = lines.next().await {
         let line = match line {
-            Ok(line) => line,
-            Err(LinesCodecError::MaxLineLengthExceeded) => {
-                "[over-long stderr line dropped]".to_owned()
-            }
-            Err(LinesCodecError::Io(_)) => break,
+            Ok(Line::Text(line)) => String::from_utf8_lossy(&line).into_owned(),
+            Ok(Line::TooLong) => "[over-long stderr line dropped]".to_owned(),
+            Err(_) => break,
         };
         tracing::debug!(target: "toolwire::stderr", "{line}");
         let mut ring = lock(&ring);

@@ -1,0 +1,96 @@
+//! The stdio transport's framing: a bad line costs that line only.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use toolwire_server::{RequestContext, Server, ToolBuilder};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    text: String,
+}
+
+fn server() -> Server {
+    Server::builder("framing-test", "1.0.0")
+        .tool(
+            ToolBuilder::new("echo")
+                .handler(|args: EchoArgs, _cx: RequestContext| async move { args.text }),
+        )
+        .build()
+        .unwrap()
+}
+
+fn echo(id: i64, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": text}, "_meta": meta()}})
+}
+
+async fn answered_echo(stdio: &mut ServedStdio, id: i64, text: &str) {
+    stdio.send(&echo(id, text)).await;
+    let reply = stdio.next().await;
+    assert_eq!(reply["id"], id, "{reply}");
+    assert_eq!(reply["result"]["content"][0]["text"], text, "{reply}");
+}
+
+#[tokio::test]
+async fn a_line_that_is_not_utf8_gets_a_parse_error_and_the_session_goes_on() {
+    let mut stdio = ServedStdio::start(server());
+    answered_echo(&mut stdio, 1, "before").await;
+    stdio
+        .send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/\xff\xfe\"}\n")
+        .await;
+    let reply = stdio.next().await;
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+    stdio
+        .send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"\xe9\"}}}\n")
+        .await;
+    assert_eq!(
+        stdio.next().await,
+        json!({"jsonrpc": "2.0", "error": {"code": -32700,
+            "message": "Parse error: invalid unicode code point at line 1 column 92"}})
+    );
+    stdio.send_raw(b"\xc3\x28 not json either\n").await;
+    assert_eq!(stdio.next().await["error"]["code"], -32700);
+    answered_echo(&mut stdio, 3, "after").await;
+    stdio.close().await;
+}
+
+#[tokio::test]
+async fn an_over_long_line_is_refused_and_the_next_one_is_served() {
+    let mut stdio = ServedStdio::start(server());
+    let huge = format!("{}\n", "x".repeat(5 * 1024 * 1024));
+    stdio.send_raw(huge.as_bytes()).await;
+    let reply = stdio.next().await;
+    assert_eq!(
+        reply,
+        json!({"jsonrpc": "2.0", "error": {"code": -32600,
+            "message": format!("Invalid request: message longer than {} bytes", 4 * 1024 * 1024)}})
+    );
+    answered_echo(&mut stdio, 1, "still here").await;
+    stdio.close().await;
+}
+
+#[tokio::test]
+async fn crlf_and_blank_lines_are_accepted() {
+    let mut stdio = ServedStdio::start(server());
+    let mut line = serde_json::to_vec(&echo(1, "crlf")).unwrap();
+    line.extend_from_slice(b"\r\n\r\n   \n");
+    stdio.send_raw(&line).await;
+    let reply = stdio.next().await;
+    assert_eq!(reply["result"]["content"][0]["text"], "crlf", "{reply}");
+    answered_echo(&mut stdio, 2, "next").await;
+    stdio.close().await;
+}
+
+#[tokio::test]
+async fn a_last_line_without_newline_is_still_served() {
+    let mut stdio = ServedStdio::start(server());
+    let line = serde_json::to_vec(&echo(7, "tail")).unwrap();
+    stdio.send_raw(&line).await;
+    stdio.end_input().await;
+    let reply = stdio.next().await;
+    assert_eq!(reply["result"]["content"][0]["text"], "tail", "{reply}");
+    stdio.close().await;
+}
