@@ -22,7 +22,12 @@ use toolwire_protocol::{Message, Request};
 mod error;
 pub mod http;
 pub mod legacy;
+#[cfg(not(feature = "fuzzing"))]
 pub(crate) mod sse;
+/// Exposed only for the fuzz targets in `fuzz/`; not a stable API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod sse;
 pub mod stdio;
 
 pub use crate::future::BoxFuture;

@@ -9,25 +9,25 @@
 
 /// Parses SSE bytes into event payloads.
 #[derive(Debug, Default)]
-pub(crate) struct SseParser {
+pub struct SseParser {
     line: Vec<u8>,
     data: Option<String>,
     after_cr: bool,
     max_event_bytes: usize,
     overflowed: bool,
     /// The last event id the stream sent (`id:` field), for `Last-Event-ID`.
-    pub(crate) last_event_id: Option<String>,
+    pub last_event_id: Option<String>,
     /// The reconnection delay the stream asked for (`retry:` field), in ms.
-    pub(crate) retry_ms: Option<u64>,
+    pub retry_ms: Option<u64>,
 }
 
 /// An event larger than the parser's limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct EventTooLarge(pub usize);
+pub struct EventTooLarge(pub usize);
 
 impl SseParser {
     /// A parser that refuses events above `max_event_bytes`.
-    pub(crate) fn new(max_event_bytes: usize) -> Self {
+    pub fn new(max_event_bytes: usize) -> Self {
         SseParser {
             max_event_bytes,
             ..Default::default()
@@ -35,7 +35,7 @@ impl SseParser {
     }
 
     /// Feeds bytes; returns the payloads of the events they complete.
-    pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<Vec<String>, EventTooLarge> {
+    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<String>, EventTooLarge> {
         let mut events = Vec::new();
         for &byte in chunk {
             if self.after_cr {
@@ -62,13 +62,15 @@ impl SseParser {
         Ok(events)
     }
 
-    /// Any event left unterminated when the stream ended.
-    pub(crate) fn finish(&mut self) -> Option<String> {
+    /// Any event left unterminated when the stream ended (none if it is
+    /// over the limit).
+    pub fn finish(&mut self) -> Option<String> {
         if !self.line.is_empty() {
             let mut events = Vec::new();
             self.end_line(&mut events);
         }
-        self.data.take()
+        let data = self.data.take();
+        data.filter(|_| !self.overflowed)
     }
 
     fn pending_bytes(&self) -> usize {
@@ -111,6 +113,14 @@ impl SseParser {
                     data.push_str(&value);
                 }
                 None => self.data = Some(value.into_owned()),
+            }
+            // Checked again here: the lossy conversion may have grown it.
+            if self
+                .data
+                .as_ref()
+                .is_some_and(|d| d.len() > self.max_event_bytes)
+            {
+                self.overflowed = true;
             }
         }
     }
@@ -178,5 +188,19 @@ mod tests {
     fn an_event_over_the_limit_is_refused() {
         let mut parser = SseParser::new(8);
         assert_eq!(parser.push(b"data: 0123456789"), Err(EventTooLarge(8)));
+    }
+
+    #[test]
+    fn invalid_utf8_that_grows_when_replaced_cannot_slip_past_the_limit() {
+        // Eleven raw bytes pass the byte check; the data, as text, is 18
+        // bytes, and an unterminated event is only converted by finish().
+        let mut parser = SseParser::new(12);
+        assert_eq!(parser.push(b"data:\xff\xff\xff\xff\xff\xff"), Ok(vec![]));
+        assert_eq!(parser.finish(), None);
+        let mut parser = SseParser::new(12);
+        assert_eq!(
+            parser.push(b"data:\xff\xff\xff\xff\xff\xff\n\n"),
+            Err(EventTooLarge(12))
+        );
     }
 }
