@@ -40,6 +40,8 @@ const BODY_LIMIT: usize = 4 * 1024 * 1024;
 const OVERSIZE: usize = BODY_LIMIT + 1024 * 1024;
 /// The server's header read timeout (`DEFAULT_HEADER_READ_TIMEOUT`).
 const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// The server's body read timeout (`DEFAULT_BODY_READ_TIMEOUT`).
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest any ordinary exchange may take.
 const OP_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -117,6 +119,7 @@ struct Stats {
     ops: Mutex<BTreeMap<&'static str, OpStats>>,
     facts: Mutex<BTreeMap<&'static str, u64>>,
     slowloris_cut: Mutex<Vec<f64>>,
+    half_body_cut: Mutex<Vec<f64>>,
 }
 
 impl Stats {
@@ -882,19 +885,28 @@ async fn slowloris_once(ctx: &Ctx) -> Option<Outcome> {
     })
 }
 
-/// Content-Length larger than what is sent, then close (at once or after
-/// holding the connection 2–10 s).
+/// Content-Length larger than what is sent, then either close at once or
+/// wait: the server must answer 408 and close when its body read timeout
+/// (30 s) runs out.
 async fn half_body(ctx: Arc<Ctx>) {
     while ctx.running() {
-        let outcome = half_body_once(&ctx).await;
-        ctx.stats.record("half-written body, then close", outcome);
+        let held = ctx.pick(2) == 0;
+        let Some(outcome) = half_body_once(&ctx, held).await else {
+            break;
+        };
+        let op = if held {
+            "half-written body, held (408 from the server)"
+        } else {
+            "half-written body, then close"
+        };
+        ctx.stats.record(op, outcome);
         sleep(Duration::from_millis(200)).await;
     }
 }
 
-async fn half_body_once(ctx: &Ctx) -> Outcome {
+async fn half_body_once(ctx: &Ctx, held: bool) -> Option<Outcome> {
     let Ok(Ok(mut stream)) = timeout(OP_TIMEOUT, TcpStream::connect(ctx.addr)).await else {
-        return Outcome::Unexpected("connect failed".into());
+        return Some(Outcome::Unexpected("connect failed".into()));
     };
     let body = modern(
         ctx.port(),
@@ -912,22 +924,44 @@ async fn half_body_once(ctx: &Ctx) -> Outcome {
     );
     let half = &sent[..sent.len() / 2];
     if stream.write_all(head.as_bytes()).await.is_err() || stream.write_all(half).await.is_err() {
-        return Outcome::Unexpected("write failed".into());
+        return Some(Outcome::Unexpected("write failed".into()));
     }
-    if ctx.pick(2) == 0 {
-        let hold = Duration::from_millis(2000 + ctx.pick(8000));
-        let mut buf = [0u8; 512];
-        match timeout(hold, stream.read(&mut buf)).await {
-            Err(_) => ctx.stats.fact(
-                "half body held open (server still waiting when we closed)",
-                1,
-            ),
-            Ok(_) => ctx
-                .stats
-                .fact("half body: the server answered or closed first", 1),
+    if !held {
+        return Some(Outcome::Ok);
+    }
+    let began = Instant::now();
+    let mut reply = Vec::new();
+    let limit = BODY_TIMEOUT + Duration::from_secs(15);
+    let mut buf = [0u8; 512];
+    // Read until the server closes, looking at the deadline every second.
+    let closed = loop {
+        if !ctx.running() {
+            return None;
         }
-    }
-    Outcome::Ok
+        if began.elapsed() > limit {
+            break false;
+        }
+        match timeout(Duration::from_secs(1), stream.read(&mut buf)).await {
+            Err(_) => continue,
+            Ok(Ok(0) | Err(_)) => break true,
+            Ok(Ok(n)) => reply.extend_from_slice(&buf[..n]),
+        }
+    };
+    let waited = began.elapsed().as_secs_f64();
+    Some(match closed {
+        false => Outcome::Unexpected(format!("half body still open after {waited:.0} s")),
+        true if !reply.starts_with(b"HTTP/1.1 408") => Outcome::Unexpected(format!(
+            "half body: {:?} after {waited:.1} s",
+            String::from_utf8_lossy(&reply[..reply.len().min(60)])
+        )),
+        true if waited + 1.0 < BODY_TIMEOUT.as_secs_f64() => {
+            Outcome::Unexpected(format!("half body cut after only {waited:.1} s"))
+        }
+        true => {
+            ctx.stats.half_body_cut.lock().unwrap().push(waited);
+            Outcome::Ok
+        }
+    })
 }
 
 /// Bodies over the 4 MiB limit: declared by Content-Length (headers only),
@@ -1443,15 +1477,11 @@ fn report(
     for (name, n) in ctx.stats.facts.lock().unwrap().iter() {
         println!("- {name}: {n}");
     }
-    let cuts = ctx.stats.slowloris_cut.lock().unwrap().clone();
-    if !cuts.is_empty() {
-        let min = cuts.iter().copied().fold(f64::MAX, f64::min);
-        let max = cuts.iter().copied().fold(0.0, f64::max);
-        println!(
-            "- slow-loris connections cut by the server: {} (after {min:.1}–{max:.1} s)",
-            cuts.len()
-        );
-    }
+    print_cuts("slow-loris connections", &ctx.stats.slowloris_cut);
+    print_cuts(
+        "half-body connections answered 408",
+        &ctx.stats.half_body_cut,
+    );
     {
         let log = server.log.lock().unwrap();
         println!(
@@ -1531,4 +1561,16 @@ fn report(
             ""
         }
     );
+}
+
+fn print_cuts(what: &str, cuts: &Mutex<Vec<f64>>) {
+    let cuts = cuts.lock().unwrap();
+    if !cuts.is_empty() {
+        let min = cuts.iter().copied().fold(f64::MAX, f64::min);
+        let max = cuts.iter().copied().fold(0.0, f64::max);
+        println!(
+            "- {what} cut by the server: {} (after {min:.1}–{max:.1} s)",
+            cuts.len()
+        );
+    }
 }
