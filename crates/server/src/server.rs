@@ -9,6 +9,7 @@ use toolwire_protocol::{
 
 use tokio_util::sync::CancellationToken;
 
+use crate::context::TextFilter;
 use crate::context::mrtr::StateCodec;
 use crate::context::seal::{Sealer, StateKey};
 use crate::features::cache::CacheHint;
@@ -148,6 +149,8 @@ pub(crate) struct ServerInner {
     pub rate_limits: Arc<dyn RateLimitStore>,
     /// `config.info` as JSON, made once: every result carries it.
     pub server_info: serde_json::Value,
+    /// The sanitiser's text rule for notifications (`None` when it is off).
+    pub text_filter: Option<TextFilter>,
 }
 
 impl Server {
@@ -552,9 +555,11 @@ impl ServerBuilder {
             answers_without_state: self.config.answers_without_state,
         };
         let server_info = serde_json::to_value(&self.config.info).unwrap_or_default();
+        let text_filter = self.config.sanitize.text_filter();
         Ok(Server {
             inner: Arc::new(ServerInner {
                 server_info,
+                text_filter,
                 config: self.config,
                 tools: registry,
                 prompts,

@@ -264,6 +264,19 @@ struct ContextInner {
     cancel: CancellationToken,
     last_progress: Mutex<Option<f64>>,
     round: Round,
+    /// What the server's sanitiser does to a notification's text (progress
+    /// messages, log data) before it is sent; `None` sends it as it is.
+    text_filter: Option<TextFilter>,
+}
+
+/// The sanitiser's rule for texts, applied to every string of a value.
+#[derive(Clone)]
+pub(crate) struct TextFilter(pub(crate) Arc<dyn Fn(&mut Value) + Send + Sync>);
+
+impl fmt::Debug for TextFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TextFilter")
+    }
 }
 
 /// The request metadata the dispatcher has checked, used to build a context.
@@ -292,6 +305,7 @@ impl RequestContext {
                 cancel: env.cancel,
                 last_progress: Mutex::new(None),
                 round: Round::default(),
+                text_filter: None,
             }),
         }
     }
@@ -300,6 +314,13 @@ impl RequestContext {
     pub(crate) fn with_round(mut self, round: Round) -> Self {
         let inner = Arc::get_mut(&mut self.inner).expect("a fresh context is not shared");
         inner.round = round;
+        self
+    }
+
+    /// Passes the texts of this request's notifications through `filter`.
+    pub(crate) fn with_text_filter(mut self, filter: Option<TextFilter>) -> Self {
+        let inner = Arc::get_mut(&mut self.inner).expect("a fresh context is not shared");
+        inner.text_filter = filter;
         self
     }
 
@@ -447,7 +468,7 @@ impl RequestContext {
             params.insert("total".into(), json!(total));
         }
         if let Some(message) = message {
-            params.insert("message".into(), json!(message));
+            params.insert("message".into(), self.filtered(json!(message)));
         }
         self.notify("notifications/progress", params).await;
     }
@@ -464,10 +485,17 @@ impl RequestContext {
         let mut params = JsonObject::new();
         params.insert("level".into(), json!(level));
         if let Some(logger) = logger {
-            params.insert("logger".into(), json!(logger));
+            params.insert("logger".into(), self.filtered(json!(logger)));
         }
-        params.insert("data".into(), data.into());
+        params.insert("data".into(), self.filtered(data.into()));
         self.notify("notifications/message", params).await;
+    }
+
+    fn filtered(&self, mut value: Value) -> Value {
+        if let Some(filter) = &self.inner.text_filter {
+            (filter.0)(&mut value);
+        }
+        value
     }
 
     async fn notify(&self, method: &str, params: JsonObject) {

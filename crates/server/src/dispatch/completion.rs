@@ -5,6 +5,7 @@ use toolwire_protocol::{CompleteRequestParams, CompleteResult, CompletionReferen
 
 use crate::context::RequestContext;
 use crate::features::listing::Listed;
+use crate::security::sanitize::SanitizeReport;
 use crate::server::Server;
 
 impl Server {
@@ -37,9 +38,15 @@ impl Server {
                 })?,
         };
         let context = params.context.and_then(|c| c.arguments).unwrap_or_default();
-        let completion = completer
+        let mut completion = completer
             .complete(&params.argument.name, params.argument.value, context)
             .await;
+        // Completions are offered to the user and may be sent to a model.
+        let policy = &self.inner.config.sanitize;
+        let mut report = SanitizeReport::default();
+        for value in &mut completion.values {
+            policy.clean_invisible(value, &mut report);
+        }
         Ok(CompleteResult {
             completion,
             ..Default::default()

@@ -121,7 +121,8 @@ impl Server {
         meta: CheckedMeta,
         env: RequestEnv,
     ) -> Result<Answer, ErrorObject> {
-        let cx = RequestContext::new(request.id, &request.method, meta, env);
+        let cx = RequestContext::new(request.id, &request.method, meta, env)
+            .with_text_filter(self.inner.text_filter.clone());
         let params = request.params.unwrap_or_default();
         match cx.method() {
             // Boxed: a long-lived request (subscriptions/listen) should not

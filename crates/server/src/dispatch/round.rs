@@ -10,6 +10,7 @@ use toolwire_protocol::{ClientCapabilities, ErrorObject, JsonObject};
 use crate::context::RequestContext;
 use crate::context::mrtr::{InputRequired, Round, RoundKey};
 use crate::context::output::{BoxFuture, ToolError};
+use crate::security::sanitize::SanitizeReport;
 use crate::server::Server;
 
 impl Server {
@@ -63,7 +64,13 @@ impl Server {
         if let Some(missing) = ask.missing_capabilities(declared) {
             return Err(ErrorObject::missing_client_capability(&missing));
         }
-        Ok(self.finish(self.inner.state_codec.seal(key, round, ask)))
+        let mut result = self.finish(self.inner.state_codec.seal(key, round, ask));
+        // Elicitation messages reach the user, sampling messages a model.
+        if let Some(requests) = result.get_mut("inputRequests") {
+            let mut report = SanitizeReport::default();
+            self.inner.config.sanitize.clean_json(requests, &mut report);
+        }
+        Ok(result)
     }
 }
 

@@ -89,6 +89,43 @@ enum Class {
 }
 
 const ZWJ: char = '\u{200D}';
+const ZWNJ: char = '\u{200C}';
+
+/// The viramas of the Indic scripts, Myanmar and Khmer: a joiner after one
+/// picks the consonant's form.
+fn is_virama(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x094D
+            | 0x09CD
+            | 0x0A4D
+            | 0x0ACD
+            | 0x0B4D
+            | 0x0BCD
+            | 0x0C4D
+            | 0x0CCD
+            | 0x0D4D
+            | 0x0DCA
+            | 0x1039
+            | 0x103A
+            | 0x17D2
+    )
+}
+
+/// Letters and marks of the scripts whose spelling needs ZWNJ and ZWJ
+/// between them: Arabic (and its supplements and presentation forms),
+/// Syriac, the Indic scripts from Devanagari to Sinhala, Myanmar, Khmer and
+/// Mongolian. A joiner between two of them is kept; anywhere else, or in
+/// a run, it is removed.
+fn uses_joiners(c: char) -> bool {
+    matches!(c as u32,
+        0x0620..=0x065F | 0x066E..=0x06D3 | 0x06D5 | 0x06EE..=0x06FF // Arabic letters, marks
+        | 0x0710..=0x074F | 0x0750..=0x077F | 0x08A0..=0x08FF     // Syriac, Arabic supplements
+        | 0x0900..=0x0DFF                                          // Devanagari … Sinhala
+        | 0x1000..=0x109F | 0x1780..=0x17DD | 0x1820..=0x18AA      // Myanmar, Khmer, Mongolian
+        | 0xA8E0..=0xA8FF | 0xFB50..=0xFDFF | 0xFE70..=0xFEFC)
+        && !c.is_whitespace()
+}
 
 /// The class of an invisible character, `None` for every other.
 fn classify(c: char) -> Option<Class> {
@@ -243,6 +280,17 @@ pub(super) fn scrub_invisible<'a>(
                     Some(run_end)
                 }
             }
+            // ZWNJ or ZWJ between two letters of a script that spells
+            // with them (Persian `می‌خواهم`, Devanagari `क्‍ष`), or after a
+            // virama, even at a word's end (Malayalam chillu `ന്‍`).
+            _ if (c == ZWNJ || c == ZWJ)
+                && before().is_some_and(|b| {
+                    is_virama(b)
+                        || (uses_joiners(b) && text[end..].chars().next().is_some_and(uses_joiners))
+                }) =>
+            {
+                None
+            }
             // A ZWJ joining two emoji (the first may carry its selector).
             _ if c == ZWJ => {
                 let after_emoji = before().is_some_and(|b| {
@@ -294,6 +342,19 @@ pub(super) fn scrub_invisible<'a>(
 pub(super) fn scrub_string(text: &mut String, mode: Invisible, report: &mut SanitizeReport) {
     if let Cow::Owned(clean) = scrub_invisible(text, mode, report) {
         *text = clean;
+    }
+}
+
+impl super::SanitizePolicy {
+    /// The invisible-text rule as a filter of notification texts (progress
+    /// messages, log data), or `None` when the rule is off.
+    pub(crate) fn text_filter(&self) -> Option<crate::context::TextFilter> {
+        let mode = self.invisible_mode();
+        (mode != Invisible::Keep).then(|| {
+            crate::context::TextFilter(std::sync::Arc::new(move |value: &mut Value| {
+                scrub_value(value, mode, &mut SanitizeReport::default());
+            }))
+        })
     }
 }
 

@@ -175,7 +175,11 @@ impl SanitizePolicy {
 
     /// Strip invisible characters (bidi controls, tag characters, zero-width
     /// characters, runs of variation selectors) from every text that reaches
-    /// a model (default on). `false` leaves them (loosens a default).
+    /// a model or a user (default on): results, prompts, resource texts,
+    /// descriptions, errors, completions, input requests, progress and log
+    /// notifications. Kept: the joiners of emoji sequences, and ZWNJ/ZWJ
+    /// inside words of the scripts that spell with them (Persian, Indic).
+    /// `false` leaves them all (loosens a default).
     pub fn strip_invisible(mut self, on: bool) -> Self {
         self.invisible = if on {
             Invisible::Strip

@@ -121,6 +121,31 @@ fn emoji_sequences_stay() {
 }
 
 #[test]
+fn joiners_inside_words_of_scripts_that_spell_with_them_stay() {
+    for kept in [
+        "\u{0645}\u{06CC}\u{200C}\u{062E}\u{0648}\u{0627}\u{0647}\u{0645}", // Persian
+        "\u{0915}\u{094D}\u{200D}\u{0937}",                                 // Devanagari
+        "\u{0915}\u{094D}\u{200C}\u{0937}",                                 // Devanagari, half form
+        "\u{0D28}\u{0D4D}\u{200D}\u{0D2E}",                                 // Malayalam
+        "\u{0D05}\u{0D35}\u{0D28}\u{0D4D}\u{200D} ",                        // Malayalam chillu
+    ] {
+        let mut report = SanitizeReport::default();
+        let out = scrub_invisible(kept, Invisible::Strip, &mut report);
+        assert!(matches!(out, Cow::Borrowed(_)), "{kept:?}");
+        assert!(report.is_empty(), "{kept:?}");
+    }
+    // Between Latin letters, doubled, at a word's edge or at the end, they go.
+    assert_eq!(strip("pay\u{200C}pal").0, "paypal");
+    assert_eq!(
+        strip("\u{0645}\u{06CC}\u{200C}\u{200C}\u{062E}").0,
+        "\u{0645}\u{06CC}\u{062E}"
+    );
+    assert_eq!(strip("\u{0645} \u{200C}\u{062E}").0, "\u{0645} \u{062E}");
+    assert_eq!(strip("\u{0645}\u{200D}a").0, "\u{0645}a");
+    assert_eq!(strip("\u{0D28}\u{200D}").0, "\u{0D28}");
+}
+
+#[test]
 fn escape_mode_shows_them() {
     let mut report = SanitizeReport::default();
     let out = scrub_invisible(
