@@ -11,6 +11,7 @@ mod failure;
 mod forms;
 mod kv;
 mod render;
+mod safe_json;
 mod safe_text;
 mod serve;
 mod terminal;
@@ -122,13 +123,14 @@ async fn run(command: Command) -> Result<(), Failure> {
 /// `serve --stdio`). `RUST_LOG` filters; the default shows the server's
 /// info lines when serving and only warnings otherwise.
 fn init_logging(serving: bool) {
-    use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let default = if serving { "info" } else { "warn" };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // No colours: every log line is passed through safe_text, which would
+    // show the colour codes as escapes.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(safe_json::SafeStderr)
+        .with_ansi(false)
         .try_init();
 }

@@ -35,10 +35,11 @@ fn write_raw(line: &str) {
     }
 }
 
-/// Prints JSON on stdout, pretty, exactly as serde_json writes it (it
-/// escapes the C0 controls in strings; nothing else is changed).
+/// Prints JSON on stdout, pretty, as serde_json writes it, with the
+/// characters that could drive a terminal written as `\uXXXX` escapes
+/// (see `safe_json`): the same JSON value, safe to print.
 pub fn print_json(value: &impl serde::Serialize) {
-    match serde_json::to_string_pretty(value) {
+    match crate::safe_json::to_safe_json(value) {
         Ok(text) => write_raw(&text),
         Err(e) => eprintln!("toolwire: cannot print JSON: {e}"),
     }

@@ -18,7 +18,8 @@
 //!   U+2066–U+2069.
 //! - Tag characters U+E0000–U+E007F.
 //!
-//! `--json` output does not come here: it is exact JSON as serde_json writes it.
+//! `--json` output does not come here: it is exact JSON, with these same
+//! characters written as JSON `\uXXXX` escapes (see `safe_json`).
 
 use std::borrow::Cow;
 
@@ -56,7 +57,7 @@ enum Keep {
 }
 
 /// True for the characters that are never shown as they are.
-fn is_unsafe(c: char) -> bool {
+pub fn is_unsafe(c: char) -> bool {
     matches!(
         c,
         '\u{0}'..='\u{1f}'

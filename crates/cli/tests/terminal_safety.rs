@@ -209,32 +209,65 @@ fn an_elicitation_form_is_escaped() {
     assert!(ran.stderr.ends_with(&expected), "{}", ran.stderr);
 }
 
-/// `--json` is exact JSON as serde_json writes it: the server's text
-/// unaltered, ESC (a C0 control) escaped by JSON itself as `\u001b`.
+/// `--json` is the exact JSON value the server sent, with every character
+/// that could drive a terminal written as a JSON escape: ESC as `\u001b`
+/// (serde_json does that already), DEL, C1 controls, bidi controls and tag
+/// characters too (serde_json would write those raw).
 #[test]
 fn json_output_is_exact_json() {
     let ran = run(&["call", "--yes", "--json", "peek"], "");
     ran.expect_code(0);
     let expected = json!({"content": [{"type": "text", "text": format!("result {EVIL}")}]});
-    assert_eq!(
-        ran.stdout,
-        format!("{}\n", serde_json::to_string_pretty(&expected).unwrap())
+    assert_eq!(ran.json(), expected);
+    assert_inert("stdout", &ran.stdout);
+    assert!(
+        ran.stdout
+            .contains(r"\u001b]52;c;cm0gLXJmIH4=\u0007\u009b31m\u009d0;x\u009csafe")
     );
-    assert!(!ran.stdout.contains('\x1b'));
-    assert!(ran.stdout.contains(r"\u001b]52;c;cm0gLXJmIH4=\u0007"));
+    assert!(
+        ran.stdout
+            .contains(r"EVIL\u007fabc\u202efed\u2066x\u2069\udb40\udc68\udb40\udc69")
+    );
 
     let ran = run(&["list", "--json"], "");
     ran.expect_code(0);
     let listed = ran.json();
-    assert_eq!(
-        ran.stdout,
-        format!("{}\n", serde_json::to_string_pretty(&listed).unwrap())
-    );
     let peek = &listed["tools"][0];
     assert_eq!(peek["title"], Value::String(format!("Peek {EVIL}")));
     assert_eq!(
         peek["description"],
         Value::String(format!("Looks {EVIL}\nsecond line"))
     );
-    assert!(!ran.stdout.contains('\x1b'));
+    assert_inert("stdout", &ran.stdout);
+}
+
+/// Log lines (here the server's stderr, which the client logs at debug
+/// level) go through the same escaping, without colours.
+#[test]
+fn log_lines_are_escaped() {
+    let script = script();
+    let config = support::fresh_dir("terminal-safety-logs");
+    let ran = run_with_env(
+        &["list", "--protocol", "legacy", "--", "python3", &script],
+        "",
+        &[
+            ("XDG_CONFIG_HOME", config.to_str().unwrap()),
+            ("RUST_LOG", "toolwire::stderr=debug"),
+        ],
+    );
+    ran.expect_code(0);
+    assert_both_inert(&ran);
+    // tracing writes its own escapes (`\x1b`, `\u{9b}`) before ours see
+    // the line; either way nothing raw is left.
+    assert!(
+        ran.stderr.contains(
+            r"DEBUG toolwire::stderr: stderr \x1b[31mred\x1b[0m\x1b[2K\x1b[1A\x1b]0;title\x07"
+        ),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        ran.stderr
+            .contains(r"\u{202e}fed\u{2066}x\u{2069}\u{e0068}\u{e0069}")
+    );
 }

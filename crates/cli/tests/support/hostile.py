@@ -43,6 +43,10 @@ TOOLS = [
     {"name": "ask", "description": "Asks", "inputSchema": {"type": "object"}},
 ]
 
+# The stderr a client captures (toolwire logs it at debug level).
+sys.stderr.write("stderr " + EVIL + "\n")
+sys.stderr.flush()
+
 for line in sys.stdin:
     try:
         message = json.loads(line)

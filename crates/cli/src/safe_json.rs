@@ -1,0 +1,140 @@
+//! JSON for `--json` and log lines for stderr, safe on a terminal.
+//!
+//! `--json` prints the exact JSON value the server sent, pretty-printed as
+//! serde_json does, except that a character `safe_text` never shows as it
+//! is (C0 and C1 controls, DEL, bidi controls, tag characters) is written
+//! as a JSON `\uXXXX` escape (a surrogate pair above U+FFFF). serde_json
+//! already escapes C0 controls; DEL, C1 controls (8-bit CSI U+009B, OSC
+//! U+009D) and bidi overrides it writes raw. Any JSON parser reads back
+//! the same value.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::ser::{Formatter, PrettyFormatter};
+
+use crate::safe_text::{self, is_unsafe};
+
+/// `value` as pretty JSON, every unsafe character escaped (a binary's
+/// private item: its examples are the tests below).
+pub fn to_safe_json(value: &impl Serialize) -> serde_json::Result<String> {
+    let mut out = Vec::with_capacity(128);
+    let mut serializer =
+        serde_json::Serializer::with_formatter(&mut out, SafeFormatter(PrettyFormatter::new()));
+    value.serialize(&mut serializer)?;
+    // Only valid UTF-8 is ever written: str fragments and ASCII escapes.
+    Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+}
+
+/// serde_json's pretty formatter, with unsafe characters in strings escaped.
+struct SafeFormatter(PrettyFormatter<'static>);
+
+impl Formatter for SafeFormatter {
+    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, s: &str) -> io::Result<()> {
+        let mut start = 0;
+        for (i, c) in s.char_indices() {
+            if is_unsafe(c) {
+                w.write_all(&s.as_bytes()[start..i])?;
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    write!(w, "\\u{unit:04x}")?;
+                }
+                start = i + c.len_utf8();
+            }
+        }
+        w.write_all(&s.as_bytes()[start..])
+    }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+/// A `tracing` writer for stderr that passes every log line through
+/// `safe_text::text`: a server's stderr lines, error texts and names in
+/// log fields cannot drive the terminal either.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SafeStderr;
+
+impl Write for SafeStderr {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let text = String::from_utf8_lossy(bytes);
+        io::stderr()
+            .lock()
+            .write_all(safe_text::text(&text).as_bytes())?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::stderr().flush()
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for SafeStderr {
+    type Writer = SafeStderr;
+
+    fn make_writer(&'a self) -> SafeStderr {
+        SafeStderr
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn unsafe_characters_become_json_escapes_and_the_value_is_unchanged() {
+        let value = json!({
+            "del\u{7f}": "csi \u{9b}2J osc \u{9d}0;t\u{7} bidi \u{202E}rev tag \u{E0041} esc \u{1b}[31m",
+            "plain": ["héllo ✓ 🙂", 1, null]
+        });
+        let text = to_safe_json(&value).unwrap();
+        assert_eq!(
+            text,
+            "{\n  \"del\\u007f\": \"csi \\u009b2J osc \\u009d0;t\\u0007 bidi \\u202erev tag \
+             \\udb40\\udc41 esc \\u001b[31m\",\n  \"plain\": [\n    \"héllo ✓ 🙂\",\n    1,\n    \
+             null\n  ]\n}"
+        );
+        assert!(!text.chars().any(is_unsafe_raw));
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), value);
+    }
+
+    #[test]
+    fn safe_text_is_written_as_serde_json_writes_it() {
+        let value = json!({"a": [1, {"b": "tab\tnew\nline \"q\" \\"}], "c": {}});
+        assert_eq!(
+            to_safe_json(&value).unwrap(),
+            serde_json::to_string_pretty(&value).unwrap()
+        );
+    }
+
+    /// Unsafe characters other than the newlines of pretty printing.
+    fn is_unsafe_raw(c: char) -> bool {
+        c != '\n' && is_unsafe(c)
+    }
+}
