@@ -16,6 +16,7 @@ use super::{
 };
 
 mod legacy;
+mod redirect;
 
 /// Header carrying the protocol version of a request.
 pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
@@ -160,6 +161,7 @@ impl HttpTransportBuilder {
             Some(client) => client,
             None => reqwest::Client::builder()
                 .use_rustls_tls()
+                .redirect(redirect::same_origin())
                 .build()
                 .map_err(|e| TransportError::Io(format!("cannot build HTTP client: {e}")))?,
         };
@@ -370,6 +372,9 @@ impl HttpInner {
             .map(str::to_owned);
         let content_type = content_type(&response);
         let status = response.status();
+        if status.is_redirection() {
+            return Err(redirect::refused(url, &response));
+        }
         if status.is_success() && content_type.starts_with("text/event-stream") {
             let body = ReplyBody::Stream(response);
             return Ok(Reply {
