@@ -1568,9 +1568,6 @@ fn print_cuts(what: &str, cuts: &Mutex<Vec<f64>>) {
     if !cuts.is_empty() {
         let min = cuts.iter().copied().fold(f64::MAX, f64::min);
         let max = cuts.iter().copied().fold(0.0, f64::max);
-        println!(
-            "- {what} cut by the server: {} (after {min:.1}–{max:.1} s)",
-            cuts.len()
-        );
+        println!("- {what}: {} (after {min:.1}–{max:.1} s)", cuts.len());
     }
 }
