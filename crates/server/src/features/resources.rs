@@ -343,7 +343,10 @@ fn parse_template(template: &str) -> Result<Vec<TemplatePart>, String> {
 }
 
 /// Level 1 matching: a variable takes one or more characters up to the next
-/// literal (or the end) and never a `/`; values are percent-decoded.
+/// literal (or the end) and never a `/`; values are percent-decoded, and a
+/// value that decodes to a path step (`/`, `\`, NUL, `.` or `..`) does not
+/// match, so `..%2F..%2Fetc%2Fpasswd` never reaches a handler that builds a
+/// path from it.
 fn match_parts(parts: &[TemplatePart], uri: &str) -> Option<BTreeMap<String, String>> {
     let mut variables = BTreeMap::new();
     let mut rest = uri;
@@ -359,7 +362,11 @@ fn match_parts(parts: &[TemplatePart], uri: &str) -> Option<BTreeMap<String, Str
                 if value.is_empty() || value.contains('/') {
                     return None;
                 }
-                variables.insert(name.clone(), percent_decode(value)?);
+                let value = percent_decode(value)?;
+                if value.contains(['/', '\\', '\0']) || value == "." || value == ".." {
+                    return None;
+                }
+                variables.insert(name.clone(), value);
                 rest = &rest[end..];
             }
         }
