@@ -455,10 +455,8 @@ async fn visit_url(ui: &Ui, params: &ElicitRequestUrlParams) -> Result<ElicitRes
         .unwrap_or("");
     ui.say(&format!("  URL: {}", one_line(&params.url)));
     ui.say(&format!("  host: {}", ui.bold(&one_line(host))));
-    if host.contains("xn--") || !host.is_ascii() {
-        ui.say(
-            &ui.warn("  the host name uses Punycode or non-ASCII characters: check it carefully"),
-        );
+    for warning in url_warnings(&params.url, host) {
+        ui.say(&ui.warn(&format!("  {warning}")));
     }
     ui.say(
         &ui.dim("  toolwire does not open it. Open it yourself if you trust it, then answer here."),
@@ -473,10 +471,43 @@ async fn visit_url(ui: &Ui, params: &ElicitRequestUrlParams) -> Result<ElicitRes
     }
 }
 
+/// What to warn about in a URL a server asks the person to visit.
+fn url_warnings(url: &str, host: &str) -> Vec<&'static str> {
+    let mut warnings = Vec::new();
+    if !url.to_ascii_lowercase().starts_with("https://") {
+        warnings.push("this is not an https:// URL: do not open it unless you know why");
+    }
+    if host.contains("xn--") || !host.is_ascii() {
+        warnings.push("the host name uses Punycode or non-ASCII characters: check it carefully");
+    }
+    if host.contains('@') {
+        warnings.push("the URL names a user before the host (user@host): the host is after the @");
+    }
+    warnings
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn suspicious_urls_are_warned_about() {
+        assert!(url_warnings("https://auth.example.com/x", "auth.example.com").is_empty());
+        assert_eq!(
+            url_warnings("javascript:alert(1)", ""),
+            ["this is not an https:// URL: do not open it unless you know why"]
+        );
+        assert_eq!(url_warnings("http://example.com/", "example.com").len(), 1);
+        assert_eq!(
+            url_warnings("https://xn--pple-43d.com/", "xn--pple-43d.com"),
+            ["the host name uses Punycode or non-ASCII characters: check it carefully"]
+        );
+        assert_eq!(
+            url_warnings("https://bank.com@evil.example/", "bank.com@evil.example"),
+            ["the URL names a user before the host (user@host): the host is after the @"]
+        );
+    }
 
     fn schema(value: Value) -> PrimitiveSchemaDefinition {
         serde_json::from_value(value).unwrap()
