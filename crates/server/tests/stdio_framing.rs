@@ -4,7 +4,9 @@ mod common;
 
 use common::*;
 use serde_json::{Value, json};
-use toolwire_server::{RequestContext, Server, ToolBuilder};
+use toolwire_protocol::ElicitAction;
+use toolwire_server::stdio::StdioConfig;
+use toolwire_server::{NoArgs, RequestContext, Server, ToolBuilder, ToolError};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct EchoArgs {
@@ -16,6 +18,17 @@ fn server() -> Server {
         .tool(
             ToolBuilder::new("echo")
                 .handler(|args: EchoArgs, _cx: RequestContext| async move { args.text }),
+        )
+        .tool(
+            ToolBuilder::new("confirm").handler(|_: NoArgs, cx: RequestContext| async move {
+                let answer = cx.elicit_form("ok", "Go ahead?", json!({"type": "object"}))?;
+                let said = match answer.action {
+                    ElicitAction::Accept => "accepted",
+                    ElicitAction::Decline => "declined",
+                    ElicitAction::Cancel => "cancelled",
+                };
+                Ok::<_, ToolError>(said)
+            }),
         )
         .build()
         .unwrap()
@@ -92,5 +105,76 @@ async fn a_last_line_without_newline_is_still_served() {
     stdio.end_input().await;
     let reply = stdio.next().await;
     assert_eq!(reply["result"]["content"][0]["text"], "tail", "{reply}");
+    stdio.close().await;
+}
+
+/// Open listens must not hold the permits that reading the next line
+/// waits for: with every permit taken by a listen, the server could read
+/// neither a new request nor the cancellation that would end a listen.
+#[tokio::test]
+async fn open_listens_do_not_starve_the_next_request() {
+    let config = StdioConfig {
+        max_in_flight: 2,
+        ..StdioConfig::default()
+    };
+    let mut stdio = ServedStdio::start_with(server(), config);
+    for id in [1, 2, 3] {
+        stdio
+            .send(
+                &json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+                "params": {"notifications": {"toolsListChanged": true}, "_meta": meta()}}),
+            )
+            .await;
+        let ack = stdio.next().await;
+        assert_eq!(
+            ack["method"], "notifications/subscriptions/acknowledged",
+            "{ack}"
+        );
+    }
+    answered_echo(&mut stdio, 4, "not starved").await;
+    stdio.close().await;
+}
+
+/// The same for a request waiting for a legacy client's answer: with its
+/// one permit held by a call waiting on an elicitation, a second request
+/// must not stop the answer from being read.
+#[tokio::test]
+async fn a_request_waiting_for_an_answer_does_not_block_reading() {
+    let config = StdioConfig {
+        max_in_flight: 1,
+        ..StdioConfig::default()
+    };
+    let mut stdio = ServedStdio::start_with(server(), config);
+    stdio
+        .send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "c", "version": "1"}}}),
+        )
+        .await;
+    assert_eq!(
+        stdio.next().await["result"]["protocolVersion"],
+        "2025-11-25"
+    );
+    stdio
+        .send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "confirm", "arguments": {}}}))
+        .await;
+    let ask = stdio.next().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    stdio
+        .send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "second"}}}))
+        .await;
+    stdio
+        .send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}))
+        .await;
+    assert_eq!(
+        stdio.next().await,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "declined"}]}})
+    );
+    let second = stdio.next().await;
+    assert_eq!(second["id"], 3, "{second}");
+    assert_eq!(second["result"]["content"][0]["text"], "second");
     stdio.close().await;
 }

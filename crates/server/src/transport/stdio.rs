@@ -34,7 +34,9 @@ use crate::server::Server;
 /// Settings of the stdio transport.
 #[derive(Debug, Clone)]
 pub struct StdioConfig {
-    /// Requests handled at once; further lines wait.
+    /// Requests handled at once (`subscriptions/listen` aside); further
+    /// requests wait their turn while lines go on being read, so a
+    /// cancellation or an answer always gets through.
     pub max_in_flight: usize,
     /// Longest accepted line in bytes; a longer one is answered with -32600.
     pub max_line_bytes: usize,
@@ -138,14 +140,10 @@ where
                 }
             }
             Ok(Message::Request(request)) => {
-                let permit = Arc::clone(&permits)
-                    .acquire_owned()
-                    .await
-                    .expect("semaphore open");
+                let is_listen = request.method == "subscriptions/listen";
                 // Registered before the task starts, so a cancellation on the
                 // very next line always finds it.
                 let cancel = CancellationToken::new();
-                let is_listen = request.method == "subscriptions/listen";
                 in_flight
                     .lock()
                     .expect("in-flight lock")
@@ -159,9 +157,17 @@ where
                     principal: config.principal.clone(),
                     cancel,
                 };
+                // The permit is awaited in the task, not here: this loop
+                // must stay free to read the cancellations and answers that
+                // let running requests end. Listens, open until cancelled,
+                // take none (the dispatcher caps them per principal).
+                let permits = (!is_listen).then(|| Arc::clone(&permits));
                 tasks.spawn(async move {
+                    let _permit = match permits {
+                        Some(permits) => Some(permits.acquire_owned().await),
+                        None => None,
+                    };
                     job.run(request).await;
-                    drop(permit);
                 });
             }
             Ok(Message::Notification(notification)) => cancel_if_asked(&notification, &in_flight),

@@ -137,6 +137,11 @@ pub struct ServedStdio {
 
 impl ServedStdio {
     pub fn start(server: Server) -> ServedStdio {
+        Self::start_with(server, Default::default())
+    }
+
+    /// [`ServedStdio::start`] with a transport configuration.
+    pub fn start_with(server: Server, config: toolwire_server::stdio::StdioConfig) -> ServedStdio {
         use tokio::io::AsyncBufReadExt;
         let (client, server_end) = tokio::io::duplex(64 * 1024);
         let (server_read, server_write) = tokio::io::split(server_end);
@@ -144,7 +149,7 @@ impl ServedStdio {
             server,
             server_read,
             server_write,
-            Default::default(),
+            config,
         ));
         let (client_read, input) = tokio::io::split(client);
         ServedStdio {
