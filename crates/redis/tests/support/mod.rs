@@ -1,0 +1,178 @@
+//! A real `redis-server` of the test's own on a free loopback port, killed
+//! on drop. A missing `redis-server` fails the test: these tests never
+//! skip. Every wait is bounded.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use toolwire_redis::{RedisConfig, RedisConnection};
+
+/// Every wait in these tests is bounded by this.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// One `redis-server` process.
+#[derive(Debug)]
+pub struct RedisServer {
+    port: u16,
+    child: Option<Child>,
+    /// Extra arguments (TLS) kept for restarts.
+    extra: Vec<String>,
+}
+
+/// A free port on 127.0.0.1 (bound, then released).
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
+    listener.local_addr().unwrap().port()
+}
+
+impl RedisServer {
+    /// Starts `redis-server` on a free loopback port and waits for PONG.
+    pub fn start() -> RedisServer {
+        RedisServer::start_with(Vec::new())
+    }
+
+    /// Starts `redis-server` with `extra` arguments on a free port.
+    pub fn start_with(extra: Vec<String>) -> RedisServer {
+        let mut server = RedisServer {
+            port: free_port(),
+            child: None,
+            extra,
+        };
+        server.restart();
+        server
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Kills the server and waits for it to exit.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port (empty: nothing is saved).
+    pub fn restart(&mut self) {
+        self.kill();
+        self.child = Some(spawn(self.port, &self.extra));
+        if self.extra.is_empty() {
+            wait_for_pong(self.port);
+        } else {
+            wait_for_listener(self.port);
+        }
+    }
+
+    /// A connection through the crate, as one server instance would hold.
+    pub async fn connect(&self) -> RedisConnection {
+        RedisConfig::new(self.url())
+            .connect()
+            .await
+            .expect("connect to the test redis-server")
+    }
+
+    /// A plain connection for looking at keys directly.
+    pub async fn raw(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("raw connection")
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn spawn(port: u16, extra: &[String]) -> Child {
+    let mut command = Command::new("redis-server");
+    command
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    match command.spawn() {
+        Ok(child) => child,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => panic!(
+            "redis-server is not on PATH: these tests need a real Redis and never skip \
+             (install it, e.g. apt-get install redis-server)"
+        ),
+        Err(error) => panic!("could not start redis-server: {error}"),
+    }
+}
+
+/// Waits until PING on `port` answers PONG.
+fn wait_for_pong(port: u16) {
+    let deadline = Instant::now() + WAIT;
+    while Instant::now() < deadline {
+        if ping(port) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("redis-server on 127.0.0.1:{port} did not answer PING within {WAIT:?}");
+}
+
+/// Waits until something listens on `port` (a TLS port cannot be PINGed in clear).
+fn wait_for_listener(port: u16) {
+    let deadline = Instant::now() + WAIT;
+    while Instant::now() < deadline {
+        if TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("redis-server did not listen on 127.0.0.1:{port} within {WAIT:?}");
+}
+
+fn ping(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+    let mut reply = [0u8; 7];
+    stream.write_all(b"PING\r\n").is_ok()
+        && stream.read_exact(&mut reply).is_ok()
+        && &reply == b"+PONG\r\n"
+}
+
+/// The fixture directory (TLS certificates).
+pub fn fixtures() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"))
+}
+
+/// Polls `check` every 50 ms until it is true, at most for [`WAIT`].
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if check().await {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not within {WAIT:?}: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
