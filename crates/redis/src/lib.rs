@@ -4,28 +4,35 @@
 //! * [`RedisRateLimits`] ([`RateLimitStore`](toolwire_server::RateLimitStore)):
 //!   a limit of N per minute holds across every instance; one round trip
 //!   per check.
+//! * [`RedisHandles`] ([`HandleStore`](toolwire_server::HandleStore)): a
+//!   handle created on one instance is used and removed on any other, with
+//!   the in-memory store's guarantees (owner binding, idle expiry, a cap
+//!   per owner, atomic read-modify-write).
 //!
-//! It takes a [`RedisConnection`] from [`RedisConfig::connect`]
-//! (`redis://` or `rediss://`; it reconnects by itself) and works on Valkey
-//! too. This crate connects to one server (or a proxy): cluster
-//! connections are not implemented yet.
+//! Both take a [`RedisConnection`] from [`RedisConfig::connect`]
+//! (`redis://` or `rediss://`; it reconnects by itself) and work on Valkey
+//! too. Every multi-key script touches keys of one hash tag, so the layout
+//! suits Redis Cluster, but this crate connects to one server (or a proxy):
+//! cluster connections are not implemented yet.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use toolwire_redis::{FailMode, RedisConfig, RedisRateLimits};
-//! use toolwire_server::{RateLimit, Server};
+//! use toolwire_redis::{FailMode, RedisConfig, RedisHandles, RedisRateLimits};
+//! use toolwire_server::{Handles, RateLimit, Server};
 //!
 //! let redis = RedisConfig::new("redis://127.0.0.1:6379")
 //!     .key_prefix("shop:")
 //!     .connect()
 //!     .await?;
+//! let baskets: Handles<Vec<String>> = Handles::new("bsk", "basket")
+//!     .store(Arc::new(RedisHandles::new(redis.clone(), "baskets")));
 //! let limits = RedisRateLimits::new(redis.clone()).fail_mode(FailMode::Open);
 //! let server = Server::builder("shop", "1.0.0")
 //!     .rate_limit_store(Arc::new(limits))
 //!     .tool_call_limit(RateLimit::per_minute(600))
 //!     .build()?;
-//! # drop(server);
+//! # drop((baskets, server));
 //! # Ok(())
 //! # }
 //! ```
@@ -33,16 +40,25 @@
 //! # Keys
 //!
 //! Every key starts with the prefix (default `toolwire:`, no braces).
+//! OWNER is the principal's key and STORE the [`RedisHandles`] name, both
+//! escaped (`%`, `{`, `}` and `:` as `%25`, `%7B`, `%7D`, `%3A`).
 //!
 //! | key | type | holds | expires |
 //! | --- | --- | --- | --- |
 //! | `{prefix}rl:KEY` | string | a GCRA bucket's theoretical arrival time (µs, Redis clock) | when the bucket is full again |
+//! | `{prefix}h:{o:OWNER}:STORE:id:ID` | hash | `owner`, `value` (JSON), `idle` (ms); `lock`, `lock_until` during a modify | after `idle` without use |
+//! | `{prefix}h:{o:OWNER}:STORE:owned` | sorted set | the owner's handle ids, scored by expiry (ms) | after its last member |
+//!
+//! `{o:OWNER}` is the hash tag: a handle and its owner's set are in one
+//! cluster slot, and the owners spread over the slots.
 //!
 //! # Round trips
 //!
 //! | call | Redis round trips |
 //! | --- | --- |
 //! | rate-limit check | 1 (`EVALSHA`) |
+//! | handle insert, remove | 1 |
+//! | handle modify | 2 (lock and read; write and unlock), more only while another modify holds the handle |
 //!
 //! A script unknown to the server (first use, or after a restart) costs one
 //! `SCRIPT LOAD` more, once.
@@ -52,15 +68,28 @@
 //! Each command is bounded by [`RedisConfig::command_timeout`] (default
 //! 1 s). Rate limits then follow their [`FailMode`] (default
 //! [`FailMode::Closed`]: refused with a retry of 1 s; [`FailMode::Open`]:
-//! allowed), logged once per outage.
+//! allowed), logged once per outage. Handle stores always fail closed:
+//! [`HandleStoreError::Unavailable`](toolwire_server::HandleStoreError::Unavailable),
+//! which a tool reports as "The server could not reach its state store".
 //! Once Redis answers again, everything goes back to it by itself.
 
+macro_rules! handle_script {
+    ($file:literal) => {
+        std::sync::LazyLock::new(|| {
+            redis::Script::new(concat!(include_str!("lua/common.lua"), include_str!($file)))
+        })
+    };
+}
+
 mod connection;
+mod handles;
 mod keys;
+mod lock;
 mod rate_limit;
 
 pub use connection::{
     ConnectError, DEFAULT_COMMAND_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_KEY_PREFIX,
     RedisConfig, RedisConnection,
 };
+pub use handles::RedisHandles;
 pub use rate_limit::{CLOSED_RETRY, FailMode, RedisRateLimits};
