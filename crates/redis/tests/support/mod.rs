@@ -19,8 +19,8 @@ pub const WAIT: Duration = Duration::from_secs(10);
 pub struct RedisServer {
     port: u16,
     child: Option<Child>,
-    /// Extra arguments (TLS) kept for restarts.
-    extra: Vec<String>,
+    /// Serves TLS only (the fixture certificate), no plain port.
+    tls: bool,
 }
 
 /// A free port on 127.0.0.1 (bound, then released).
@@ -32,15 +32,20 @@ pub fn free_port() -> u16 {
 impl RedisServer {
     /// Starts `redis-server` on a free loopback port and waits for PONG.
     pub fn start() -> RedisServer {
-        RedisServer::start_with(Vec::new())
+        RedisServer::start_with(false)
     }
 
-    /// Starts `redis-server` with `extra` arguments on a free port.
-    pub fn start_with(extra: Vec<String>) -> RedisServer {
+    /// Starts `redis-server` serving TLS only, with `tests/fixtures/server.pem`
+    /// (issued for 127.0.0.1 by `tests/fixtures/ca.pem`).
+    pub fn start_tls() -> RedisServer {
+        RedisServer::start_with(true)
+    }
+
+    fn start_with(tls: bool) -> RedisServer {
         let mut server = RedisServer {
             port: free_port(),
             child: None,
-            extra,
+            tls,
         };
         server.restart();
         server
@@ -51,9 +56,10 @@ impl RedisServer {
         self.port
     }
 
-    /// `redis://127.0.0.1:PORT`.
+    /// `redis://127.0.0.1:PORT` (`rediss://` for TLS).
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
     }
 
     /// Kills the server and waits for it to exit.
@@ -67,11 +73,11 @@ impl RedisServer {
     /// Starts the server again on the same port (empty: nothing is saved).
     pub fn restart(&mut self) {
         self.kill();
-        self.child = Some(spawn(self.port, &self.extra));
-        if self.extra.is_empty() {
-            wait_for_pong(self.port);
-        } else {
+        self.child = Some(spawn(self.port, self.tls));
+        if self.tls {
             wait_for_listener(self.port);
+        } else {
+            wait_for_pong(self.port);
         }
     }
 
@@ -99,12 +105,22 @@ impl Drop for RedisServer {
     }
 }
 
-fn spawn(port: u16, extra: &[String]) -> Child {
+fn spawn(port: u16, tls: bool) -> Child {
     let mut command = Command::new("redis-server");
+    let port = port.to_string();
+    if tls {
+        let file = |name: &str| fixtures().join(name).display().to_string();
+        command
+            .args(["--port", "0", "--tls-port", &port])
+            .args(["--tls-cert-file", &file("server.pem")])
+            .args(["--tls-key-file", &file("server.key")])
+            .args(["--tls-ca-cert-file", &file("ca.pem")])
+            .args(["--tls-auth-clients", "no"]);
+    } else {
+        command.args(["--port", &port]);
+    }
     command
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"])
-        .args(extra)
+        .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
