@@ -137,11 +137,15 @@ impl RedisConfig {
     }
 
     /// Like [`RedisConfig::connect`] but without waiting: the first command
-    /// connects, so a server can start while Redis is still down.
+    /// connects, so a server can start while Redis is still down. Call it
+    /// within a Tokio runtime (the connection spawns a task).
     pub fn connect_lazy(&self) -> Result<RedisConnection, ConnectError> {
         let (client, address) = self.client()?;
         let manager = ConnectionManager::new_lazy_with_config(client, self.manager_config())
-            .map_err(|e| ConnectError::Url(e.to_string()))?;
+            .map_err(|e| ConnectError::Connect {
+                address: address.clone(),
+                reason: e.to_string(),
+            })?;
         Ok(self.connection(manager, address))
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use redis::AsyncCommands;
 use support::{RedisServer, eventually};
-use toolwire_redis::{CLOSED_RETRY, FailMode, RedisRateLimits};
+use toolwire_redis::{CLOSED_RETRY, FailMode, RedisConfig, RedisRateLimits};
 use toolwire_server::{RateLimit, RateLimitStore};
 
 #[tokio::test]
@@ -134,6 +134,22 @@ async fn failing_open_allows_warns_once_then_recovers() {
     redis.kill();
     assert_eq!(store.check("k", &limit).await, Ok(()));
     assert_eq!(*warnings.lock().unwrap(), 2);
+}
+
+#[tokio::test]
+async fn a_lazy_connection_starts_before_redis_does() {
+    let port = support::free_port();
+    let url = format!("redis://127.0.0.1:{port}");
+    let connection = RedisConfig::new(url).connect_lazy().unwrap();
+    let store = RedisRateLimits::new(connection);
+    let limit = RateLimit::per_minute(1);
+    assert_eq!(store.check("k", &limit).await, Err(CLOSED_RETRY));
+    let _redis = RedisServer::start_on(port);
+    eventually("the first check that reaches Redis", || async {
+        store.check("k", &limit).await.is_ok()
+    })
+    .await;
+    assert!(store.check("k", &limit).await.unwrap_err() > Duration::from_secs(50));
 }
 
 #[tokio::test]

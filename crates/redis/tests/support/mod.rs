@@ -41,6 +41,17 @@ impl RedisServer {
         RedisServer::start_with(true)
     }
 
+    /// Starts `redis-server` on `port`.
+    pub fn start_on(port: u16) -> RedisServer {
+        let mut server = RedisServer {
+            port,
+            child: None,
+            tls: false,
+        };
+        server.restart();
+        server
+    }
+
     fn start_with(tls: bool) -> RedisServer {
         let mut server = RedisServer {
             port: free_port(),
