@@ -25,6 +25,7 @@ use toolwire::server::{
     Handles, NoArgs, PromptBuilder, RateLimit, RegistrationError, RequestContext, ResourceBuilder,
     Server, ServerBuilder, Structured, ToolBuilder, ToolError, text_contents,
 };
+use toolwire_redis::{RedisConnection, RedisHandles, RedisRateLimits};
 
 /// What `serve`'s switches change in the demo.
 #[derive(Debug, Clone, Default)]
@@ -36,6 +37,8 @@ pub struct DemoOptions {
     /// Tokens are in use (`--token`): `delete_file` then needs the scope
     /// [`DELETE_SCOPE`].
     pub scopes: bool,
+    /// Baskets and rate-limit buckets live in this Redis (`--redis`).
+    pub redis: Option<RedisConnection>,
 }
 
 /// The scope `delete_file` needs when the server authenticates.
@@ -217,7 +220,7 @@ async fn show_roots(_: NoArgs, cx: RequestContext) -> Result<String, ToolError> 
 }
 
 /// A shopping basket: product codes and quantities, in the order added.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Basket {
     lines: Vec<(String, u32)>,
 }
@@ -483,6 +486,9 @@ pub fn demo(options: &DemoOptions) -> Demo {
     if let Some(ttl) = options.handle_ttl {
         baskets = baskets.idle_timeout(ttl);
     }
+    if let Some(redis) = &options.redis {
+        baskets = baskets.store(Arc::new(RedisHandles::new(redis.clone(), "baskets")));
+    }
     let mut tools = vec![
         ToolBuilder::new("echo")
             .description("Echoes the text back")
@@ -560,6 +566,9 @@ pub fn demo(options: &DemoOptions) -> Demo {
             tool = tool.require_scopes([DELETE_SCOPE]);
         }
         builder = builder.tool(tool);
+    }
+    if let Some(redis) = &options.redis {
+        builder = builder.rate_limit_store(Arc::new(RedisRateLimits::new(redis.clone())));
     }
     Demo { builder, extras }
 }

@@ -2,12 +2,15 @@
 //! graceful shutdown on Ctrl-C (or SIGTERM).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
 use toolwire::server::auth::{AuthConfig, StaticTokens};
 use toolwire::server::http::{HttpConfig, HttpServer};
 use toolwire::server::{Principal, RateLimit, StateKey};
+
+use toolwire_redis::{RedisConfig, RedisConnection, RedisRateLimits};
 
 use crate::demo::DemoOptions;
 use crate::failure::Failure;
@@ -69,6 +72,14 @@ pub struct ServeArgs {
     /// per second per caller regardless.
     #[arg(long, value_name = "N/SECS", value_parser = parse_rate)]
     rate_limit: Option<RateLimit>,
+
+    /// Keep baskets and rate-limit buckets in Redis (or Valkey) at URL,
+    /// redis://HOST:PORT or rediss:// (TLS), so that several `toolwire
+    /// serve` instances behind one load balancer share them. Without Redis
+    /// (down or unreachable) basket tools fail with an error saying so and
+    /// calls are refused for a second (fail closed) until it is back.
+    #[arg(long, value_name = "URL")]
+    redis: Option<String>,
 
     /// Forget a basket (the basket_id handle of create_basket) after SECS
     /// seconds without use. [default: 1800]
@@ -162,10 +173,15 @@ fn parse_max_sessions(text: &str) -> Result<usize, String> {
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), Failure> {
+    let redis = match &args.redis {
+        Some(url) => Some(connect_redis(url).await?),
+        None => None,
+    };
     let options = DemoOptions {
         rate_limit: args.rate_limit,
         handle_ttl: args.handle_ttl,
         scopes: !args.tokens.is_empty(),
+        redis: redis.clone(),
     };
     let mut demo = crate::demo::demo(&options);
     demo.builder = demo
@@ -202,6 +218,9 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             .map_err(|e| bind_failure(wanted, e))?;
         let addr = listener.local_addr().map_err(|e| bind_failure(wanted, e))?;
         let mut config = with_session_limits(HttpConfig::new(), &args);
+        if let Some(redis) = &redis {
+            config = config.rate_limit_store(Arc::new(RedisRateLimits::new(redis.clone())));
+        }
         if !args.tokens.is_empty() {
             config = config.auth(auth_config(addr, &args.tokens)?);
         }
@@ -235,6 +254,21 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         eprintln!("toolwire: stopped");
         Ok(())
     }
+}
+
+/// Connects to `--redis URL`, so that a wrong URL or a Redis that is not
+/// there is said at start, not at the first call.
+async fn connect_redis(url: &str) -> Result<RedisConnection, Failure> {
+    let connection = RedisConfig::new(url).connect().await.map_err(|e| {
+        Failure::usage(format!("--redis: {e}"))
+            .hint("start Redis (e.g. `redis-server --port 6379`) or fix the URL")
+    })?;
+    tracing::info!(
+        "baskets and rate limits are kept in Redis at {} (key prefix {})",
+        connection.address(),
+        connection.key_prefix()
+    );
+    Ok(connection)
 }
 
 /// `--session-idle-timeout` and `--max-sessions`, when given.
