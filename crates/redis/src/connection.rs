@@ -127,13 +127,13 @@ impl RedisConfig {
     /// connection reconnects by itself whenever Redis goes away and comes back.
     pub async fn connect(&self) -> Result<RedisConnection, ConnectError> {
         let (client, address) = self.client()?;
-        let manager = ConnectionManager::new_with_config(client, self.manager_config())
+        let manager = ConnectionManager::new_with_config(client.clone(), self.manager_config())
             .await
             .map_err(|e| ConnectError::Connect {
                 address: address.clone(),
                 reason: e.to_string(),
             })?;
-        Ok(self.connection(manager, address))
+        Ok(self.connection(client, manager, address))
     }
 
     /// Like [`RedisConfig::connect`] but without waiting: the first command
@@ -141,12 +141,13 @@ impl RedisConfig {
     /// within a Tokio runtime (the connection spawns a task).
     pub fn connect_lazy(&self) -> Result<RedisConnection, ConnectError> {
         let (client, address) = self.client()?;
-        let manager = ConnectionManager::new_lazy_with_config(client, self.manager_config())
-            .map_err(|e| ConnectError::Connect {
-                address: address.clone(),
-                reason: e.to_string(),
-            })?;
-        Ok(self.connection(manager, address))
+        let manager =
+            ConnectionManager::new_lazy_with_config(client.clone(), self.manager_config())
+                .map_err(|e| ConnectError::Connect {
+                    address: address.clone(),
+                    reason: e.to_string(),
+                })?;
+        Ok(self.connection(client, manager, address))
     }
 
     fn client(&self) -> Result<(Client, String), ConnectError> {
@@ -179,12 +180,19 @@ impl RedisConfig {
             .set_max_delay(Duration::from_millis(500))
     }
 
-    fn connection(&self, manager: ConnectionManager, address: String) -> RedisConnection {
+    fn connection(
+        &self,
+        client: Client,
+        manager: ConnectionManager,
+        address: String,
+    ) -> RedisConnection {
         RedisConnection {
+            client,
             manager,
             prefix: Arc::from(self.prefix.as_str()),
             address: Arc::from(address),
             timeout: self.command_timeout,
+            connect_timeout: self.connect_timeout,
         }
     }
 }
@@ -206,10 +214,13 @@ fn address_of(url: &str) -> &str {
 /// share one multiplexed connection, which reconnects by itself).
 #[derive(Clone)]
 pub struct RedisConnection {
+    /// For dedicated connections (pub/sub); the manager has its own copy.
+    client: Client,
     manager: ConnectionManager,
     prefix: Arc<str>,
     address: Arc<str>,
     timeout: Duration,
+    connect_timeout: Duration,
 }
 
 impl fmt::Debug for RedisConnection {
@@ -257,6 +268,30 @@ impl RedisConnection {
     ) -> Result<T, Failure> {
         let mut manager = self.manager.clone();
         self.bounded(invocation.invoke_async(&mut manager)).await
+    }
+
+    /// PUBLISH `message` on `channel` within the command timeout.
+    pub(crate) async fn publish(&self, channel: &str, message: &str) -> Result<(), Failure> {
+        let mut manager = self.manager.clone();
+        let mut command = redis::cmd("PUBLISH");
+        command.arg(channel).arg(message);
+        let publish = command.query_async::<i64>(&mut manager);
+        self.bounded(publish).await.map(drop)
+    }
+
+    /// The client, for connections of their own (pub/sub).
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The longest one command may take.
+    pub(crate) fn command_timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The longest one connection attempt may take.
+    pub(crate) fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
     }
 
     async fn bounded<T>(

@@ -8,8 +8,11 @@
 //!   handle created on one instance is used and removed on any other, with
 //!   the in-memory store's guarantees (owner binding, idle expiry, a cap
 //!   per owner, atomic read-modify-write).
+//! * [`RedisChangeFeed`] ([`ChangeFeed`](toolwire_server::ChangeFeed)):
+//!   `list_changed` and `resources/updated` raised on one instance reach
+//!   the listeners of every instance (Redis pub/sub).
 //!
-//! Both take a [`RedisConnection`] from [`RedisConfig::connect`]
+//! All take a [`RedisConnection`] from [`RedisConfig::connect`]
 //! (`redis://` or `rediss://`; it reconnects by itself) and work on Valkey
 //! too. Every multi-key script touches keys of one hash tag, so the layout
 //! suits Redis Cluster, but this crate connects to one server (or a proxy):
@@ -72,6 +75,20 @@
 //! [`HandleStoreError::Unavailable`](toolwire_server::HandleStoreError::Unavailable),
 //! which a tool reports as "The server could not reach its state store".
 //! Once Redis answers again, everything goes back to it by itself.
+//!
+//! # Change feed
+//!
+//! [`RedisChangeFeed`] publishes on the pub/sub channel `{prefix}changes`
+//! small JSON messages: `{"from":"<instance id>","change":"tools"}`
+//! (`"prompts"`, `"resources"`, or `"lists"` for all three) and
+//! `{"from":"<instance id>","change":"resource","uri":"<uri>"}`; an
+//! instance skips its own, and ignores anything else. Publishing never
+//! waits for Redis: local listeners hear a change at once, other instances
+//! a round trip later. While Redis is unreachable, changes reach the local
+//! listeners only (one warning per outage); once subscribed again (retries
+//! from 100 ms doubling to 5 s), an instance tells its listeners, and asks
+//! the others to tell theirs, that every list changed, so that clients
+//! re-list. Resource updates missed during an outage are lost.
 
 macro_rules! handle_script {
     ($file:literal) => {
@@ -81,12 +98,14 @@ macro_rules! handle_script {
     };
 }
 
+mod change_feed;
 mod connection;
 mod handles;
 mod keys;
 mod lock;
 mod rate_limit;
 
+pub use change_feed::RedisChangeFeed;
 pub use connection::{
     ConnectError, DEFAULT_COMMAND_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_KEY_PREFIX,
     RedisConfig, RedisConnection,
