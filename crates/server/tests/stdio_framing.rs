@@ -178,3 +178,44 @@ async fn a_request_waiting_for_an_answer_does_not_block_reading() {
     assert_eq!(second["result"]["content"][0]["text"], "second");
     stdio.close().await;
 }
+
+/// When input ends, a call waiting on the client's answer ends at once
+/// (the answer can no longer come), and the request queued behind it is
+/// still served before the server stops.
+#[tokio::test]
+async fn at_end_of_input_waiting_calls_end_and_queued_requests_are_served() {
+    let config = StdioConfig {
+        max_in_flight: 1,
+        ..StdioConfig::default()
+    };
+    let mut stdio = ServedStdio::start_with(server(), config);
+    stdio
+        .send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "c", "version": "1"}}}),
+        )
+        .await;
+    stdio.next().await;
+    stdio
+        .send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "confirm", "arguments": {}}}))
+        .await;
+    assert_eq!(stdio.next().await["method"], "elicitation/create");
+    stdio
+        .send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "queued"}}}))
+        .await;
+    stdio.end_input().await;
+    let started = std::time::Instant::now();
+    assert_eq!(
+        stdio.next().await,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"isError": true, "content": [{"type": "text",
+            "text": "the client closed the connection before answering elicitation/create"}]}})
+    );
+    let queued = stdio.next().await;
+    assert_eq!(queued["id"], 3, "{queued}");
+    assert_eq!(queued["result"]["content"][0]["text"], "queued");
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    stdio.close().await;
+}

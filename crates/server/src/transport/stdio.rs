@@ -187,6 +187,11 @@ where
     }
 
     stop_forwarding.cancel();
+    // No answer can come any more: calls waiting on one end now, and the
+    // requests queued behind them get their turn within the grace period.
+    if let Some(session) = &legacy {
+        session.close();
+    }
     // Subscriptions live as long as the connection: end them now.
     for (token, is_listen) in in_flight.lock().expect("in-flight lock").values() {
         if *is_listen {

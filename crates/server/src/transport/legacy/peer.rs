@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -26,6 +26,8 @@ pub(crate) enum PeerError {
     Cancelled,
     /// There is no way to reach the client for this request.
     Unreachable,
+    /// The client closed the connection (its stdin) before answering.
+    Gone,
 }
 
 impl PeerError {
@@ -44,6 +46,9 @@ impl PeerError {
             PeerError::Unreachable => {
                 format!("{method} cannot be sent: this request has no stream to the client")
             }
+            PeerError::Gone => {
+                format!("the client closed the connection before answering {method}")
+            }
         }
     }
 }
@@ -55,6 +60,8 @@ type Answer = Result<JsonObject, ErrorObject>;
 pub(crate) struct PeerRequests {
     next_id: AtomicI64,
     waiting: Mutex<HashMap<RequestId, oneshot::Sender<Answer>>>,
+    /// The client can no longer answer: new requests fail at once.
+    closed: AtomicBool,
 }
 
 impl PeerRequests {
@@ -71,6 +78,9 @@ impl PeerRequests {
         let Some(outbox) = outbox else {
             return Err(PeerError::Unreachable);
         };
+        if self.is_closed() {
+            return Err(PeerError::Gone);
+        }
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
         let (answer_tx, answer_rx) = oneshot::channel();
         self.lock().insert(id.clone(), answer_tx);
@@ -87,6 +97,7 @@ impl PeerRequests {
             answer = answer_rx => match answer {
                 Ok(Ok(result)) => Ok(result),
                 Ok(Err(error)) => Err(PeerError::Refused(error)),
+                Err(_) if self.is_closed() => Err(PeerError::Gone),
                 Err(_) => Err(PeerError::Cancelled),
             },
             () = tokio::time::sleep(timeout) => Err(PeerError::TimedOut(timeout)),
@@ -112,6 +123,19 @@ impl PeerRequests {
             }
             None => false,
         }
+    }
+
+    /// The client is gone (its input ended): every request awaiting its
+    /// answer fails now with [`PeerError::Gone`] instead of waiting out its
+    /// timeout, and so does every later one.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        // Dropping the senders wakes every waiter.
+        self.lock().clear();
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
     }
 
     /// Requests still awaiting an answer.

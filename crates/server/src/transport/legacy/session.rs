@@ -96,6 +96,12 @@ impl LegacySession {
         self.peers.answer(message)
     }
 
+    /// The client can answer no more (its input ended): requests to it fail
+    /// at once, so handlers waiting on them finish.
+    pub(crate) fn close(&self) {
+        self.peers.close();
+    }
+
     /// Serves one request of this session and returns its response.
     pub(crate) async fn serve(&self, request: Request, env: RequestEnv) -> Message {
         let id = request.id.clone();
