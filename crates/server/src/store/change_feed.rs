@@ -122,17 +122,28 @@ struct Watches {
 
 impl Watches {
     /// The next change; pending for ever when nothing watched changes.
+    ///
+    /// Only the branch `select!` reports has seen its change (`changed` is
+    /// cancel safe), so two lists changed together are both reported, one
+    /// after the other. The coalescing wait comes after the choice, for
+    /// the one list chosen.
     async fn next(&mut self) -> Change {
-        tokio::select! {
-            _ = changed(&mut self.tools) => Change::ToolsListChanged,
-            _ = changed(&mut self.prompts) => Change::PromptsListChanged,
-            _ = changed(&mut self.resources) => Change::ResourcesListChanged,
-            uri = updated(&mut self.updates) => Change::ResourceUpdated(uri),
+        let (change, list) = tokio::select! {
+            _ = changed(&mut self.tools) => (Change::ToolsListChanged, &mut self.tools),
+            _ = changed(&mut self.prompts) => (Change::PromptsListChanged, &mut self.prompts),
+            _ = changed(&mut self.resources) => (Change::ResourcesListChanged, &mut self.resources),
+            uri = updated(&mut self.updates) => return Change::ResourceUpdated(uri),
+        };
+        // A burst of edits to one list becomes one notification.
+        tokio::time::sleep(COALESCE_WINDOW).await;
+        if let Some(rx) = list {
+            rx.borrow_and_update();
         }
+        change
     }
 }
 
-/// Waits for the next change (coalescing a burst); never returns when not watched.
+/// Waits for the next change of one list; never returns when not watched.
 async fn changed(receiver: &mut Option<watch::Receiver<u64>>) {
     let Some(rx) = receiver else {
         return std::future::pending().await;
@@ -140,8 +151,6 @@ async fn changed(receiver: &mut Option<watch::Receiver<u64>>) {
     if rx.changed().await.is_err() {
         return std::future::pending().await;
     }
-    tokio::time::sleep(COALESCE_WINDOW).await;
-    rx.borrow_and_update();
 }
 
 /// Waits for an update to one of the watched URIs; never returns when not watched.
@@ -181,5 +190,40 @@ mod tests {
         feed.publish(Change::ResourceUpdated("file:///a".into()));
         let next = changes.next().await;
         assert_eq!(next, Some(Change::ResourceUpdated("file:///a".into())));
+    }
+
+    #[tokio::test]
+    async fn two_lists_changed_together_are_both_reported() {
+        let feed = InMemoryChangeFeed::new();
+        let topics = ChangeTopics {
+            tools: true,
+            prompts: true,
+            resources: true,
+            ..ChangeTopics::default()
+        };
+        let mut changes = feed.subscribe(topics);
+        feed.publish(Change::ToolsListChanged);
+        feed.publish(Change::PromptsListChanged);
+        feed.publish(Change::ResourcesListChanged);
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let next = tokio::time::timeout(Duration::from_secs(2), changes.next()).await;
+            seen.push(
+                next.expect("a change within 2 s")
+                    .expect("the stream goes on"),
+            );
+        }
+        seen.sort_by_key(|c| format!("{c:?}"));
+        assert_eq!(
+            seen,
+            [
+                Change::PromptsListChanged,
+                Change::ResourcesListChanged,
+                Change::ToolsListChanged
+            ]
+        );
+        // Nothing more: each was reported once.
+        let more = tokio::time::timeout(Duration::from_millis(100), changes.next()).await;
+        assert!(more.is_err(), "{more:?}");
     }
 }
