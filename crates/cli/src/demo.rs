@@ -25,7 +25,7 @@ use toolwire::server::{
     Handles, NoArgs, PromptBuilder, RateLimit, RegistrationError, RequestContext, ResourceBuilder,
     Server, ServerBuilder, Structured, ToolBuilder, ToolError, text_contents,
 };
-use toolwire_redis::{RedisConnection, RedisHandles, RedisRateLimits};
+use toolwire_redis::{RedisChangeFeed, RedisConnection, RedisHandles, RedisRateLimits};
 
 /// What `serve`'s switches change in the demo.
 #[derive(Debug, Clone, Default)]
@@ -37,7 +37,8 @@ pub struct DemoOptions {
     /// Tokens are in use (`--token`): `delete_file` then needs the scope
     /// [`DELETE_SCOPE`].
     pub scopes: bool,
-    /// Baskets and rate-limit buckets live in this Redis (`--redis`).
+    /// Baskets, rate-limit buckets and list changes go through this Redis
+    /// (`--redis`).
     pub redis: Option<RedisConnection>,
 }
 
@@ -568,7 +569,9 @@ pub fn demo(options: &DemoOptions) -> Demo {
         builder = builder.tool(tool);
     }
     if let Some(redis) = &options.redis {
-        builder = builder.rate_limit_store(Arc::new(RedisRateLimits::new(redis.clone())));
+        builder = builder
+            .rate_limit_store(Arc::new(RedisRateLimits::new(redis.clone())))
+            .change_feed(Arc::new(RedisChangeFeed::new(redis)));
     }
     Demo { builder, extras }
 }

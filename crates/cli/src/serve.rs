@@ -74,8 +74,9 @@ pub struct ServeArgs {
     rate_limit: Option<RateLimit>,
 
     /// Keep baskets and rate-limit buckets in Redis (or Valkey) at URL,
-    /// redis://HOST:PORT or rediss:// (TLS), so that several `toolwire
-    /// serve` instances behind one load balancer share them. Without Redis
+    /// redis://HOST:PORT or rediss:// (TLS), and tell list changes through
+    /// it, so that several `toolwire serve` instances behind one load
+    /// balancer share them. Without Redis
     /// (down or unreachable) basket tools fail with an error saying so and
     /// calls are refused for a second (fail closed) until it is back.
     #[arg(long, value_name = "URL")]
@@ -264,7 +265,7 @@ async fn connect_redis(url: &str) -> Result<RedisConnection, Failure> {
             .hint("start Redis (e.g. `redis-server --port 6379`) or fix the URL")
     })?;
     tracing::info!(
-        "baskets and rate limits are kept in Redis at {} (key prefix {})",
+        "baskets, rate limits and list changes go through Redis at {} (key prefix {})",
         connection.address(),
         connection.key_prefix()
     );

@@ -40,7 +40,7 @@ fn a_basket_made_on_one_instance_is_filled_on_another_and_read_on_the_first() {
             "total_quantity": 3})
     );
     assert!(
-        a.wait_for_log("baskets and rate limits are kept in Redis at 127.0.0.1:")
+        a.wait_for_log("baskets, rate limits and list changes go through Redis at 127.0.0.1:")
             .contains("(key prefix toolwire:)")
     );
 }
