@@ -149,7 +149,7 @@ async fn changed(receiver: &mut Option<watch::Receiver<u64>>) {
         return std::future::pending().await;
     };
     if rx.changed().await.is_err() {
-        return std::future::pending().await;
+        std::future::pending::<()>().await;
     }
 }
 
