@@ -76,3 +76,46 @@ fn an_unreachable_redis_is_refused_at_start() {
         ran.stderr
     );
 }
+
+/// Redis going away while serving: calls fail closed with errors that say
+/// why (not "rate limit reached"), the server keeps running, and it recovers by itself when Redis is
+/// back (empty: the baskets made before are gone, new ones work).
+#[test]
+fn a_redis_outage_fails_closed_and_recovers() {
+    let mut redis = RedisServer::start();
+    let a = Served::start(&["--redis", &redis.url()]);
+    let created = call(&a.url, &["create_basket"]);
+    created.expect_code(0);
+    let id = created.json()["structuredContent"]["basket_id"]
+        .as_str()
+        .expect("a basket_id")
+        .to_owned();
+
+    redis.kill();
+    let basket = format!("basket_id={id}");
+    let viewed = toolwire(&["call", &a.url, "view_basket", &basket, "--yes"], "");
+    viewed.expect_code(1);
+    assert!(
+        viewed.stderr.ends_with(&format!(
+            "toolwire: tool `view_basket` reported an error: Rate limits cannot be checked \
+             (Redis at 127.0.0.1:{} is unreachable); retry in 1 s\n",
+            redis.port()
+        )),
+        "{}",
+        viewed.stderr
+    );
+
+    redis.restart();
+    let mut recovered = None;
+    for _ in 0..50 {
+        let ran = call(&a.url, &["echo", "text=back"]);
+        if ran.code == Some(0) {
+            recovered = Some(ran);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let recovered = recovered.expect("calls work again within 10 s of Redis coming back");
+    assert_eq!(recovered.json()["content"][0]["text"], "back");
+    call(&a.url, &["create_basket"]).expect_code(0);
+}

@@ -135,6 +135,11 @@ impl RateLimitStore for RedisRateLimits {
     ) -> BoxFuture<'a, Result<(), Duration>> {
         Box::pin(self.check_key(key, limit))
     }
+
+    fn unavailable(&self) -> Option<String> {
+        (self.fail_mode == FailMode::Closed && self.down.load(Ordering::Relaxed))
+            .then(|| format!("Redis at {} is unreachable", self.redis.address()))
+    }
 }
 
 /// The emission interval T and the tolerance T × (burst − 1), in whole µs

@@ -93,16 +93,26 @@ async fn failing_closed_refuses_for_one_second_then_recovers() {
     assert_eq!(store.get_fail_mode(), FailMode::Closed);
     let limit = RateLimit::per_minute(100);
     assert_eq!(store.check("k", &limit).await, Ok(()));
+    assert_eq!(store.unavailable(), None);
     redis.kill();
     for _ in 0..3 {
         assert_eq!(store.check("k", &limit).await, Err(CLOSED_RETRY));
     }
     assert_eq!(CLOSED_RETRY, Duration::from_secs(1));
+    // The refusal can say why: not a limit, an unreachable store.
+    assert_eq!(
+        store.unavailable(),
+        Some(format!(
+            "Redis at 127.0.0.1:{} is unreachable",
+            redis.port()
+        ))
+    );
     redis.restart();
     eventually("checks reach Redis again", || async {
         store.check("k", &limit).await.is_ok()
     })
     .await;
+    assert_eq!(store.unavailable(), None);
     // Enforced again: the restarted (empty) Redis counts from zero.
     let tight = RateLimit::per_minute(1);
     assert_eq!(store.check("t", &tight).await, Ok(()));

@@ -23,10 +23,7 @@ pub(crate) async fn check_tool_rate(
                 Denial::RateLimited,
                 &format!("tool {name}"),
             );
-            return Err(format!(
-                "Rate limit reached for tool calls; retry in {} s",
-                retry_secs(wait)
-            ));
+            return Err(refusal(store, "tool calls", wait));
         }
     }
     if let Some(limit) = tool_limit {
@@ -37,11 +34,17 @@ pub(crate) async fn check_tool_rate(
                 Denial::RateLimited,
                 &format!("tool {name}"),
             );
-            return Err(format!(
-                "Rate limit reached for tool {name}; retry in {} s",
-                retry_secs(wait)
-            ));
+            return Err(refusal(store, &format!("tool {name}"), wait));
         }
     }
     Ok(())
+}
+
+/// The text of a refusal: a limit reached, or a store that cannot tell.
+fn refusal(store: &dyn RateLimitStore, what: &str, wait: std::time::Duration) -> String {
+    let secs = retry_secs(wait);
+    match store.unavailable() {
+        Some(why) => format!("Rate limits cannot be checked ({why}); retry in {secs} s"),
+        None => format!("Rate limit reached for {what}; retry in {secs} s"),
+    }
 }

@@ -98,6 +98,14 @@ pub trait RateLimitStore: Send + Sync + std::fmt::Debug + 'static {
         key: &'a str,
         limit: &'a RateLimit,
     ) -> BoxFuture<'a, Result<(), Duration>>;
+
+    /// While the store cannot reach its buckets and refuses calls (fails
+    /// closed), why, in a few words (e.g. `"Redis at 10.0.0.5:6379 is
+    /// unreachable"`), so that the refusal says so instead of claiming a
+    /// limit was reached. `None` (the default) otherwise.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
 }
 
 /// How often (in checks) idle buckets are dropped from memory.

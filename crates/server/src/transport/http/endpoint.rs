@@ -243,9 +243,19 @@ impl Endpoint {
         if let Err(wait) = self.config.rate_limits.check(&key, limit).await {
             audit::denial(principal, Denial::RateLimited, "HTTP endpoint");
             let secs = retry_secs(wait);
-            let error =
-                ErrorObject::invalid_request(format!("too many requests; retry in {secs} s"));
-            let mut response = error_reply(StatusCode::TOO_MANY_REQUESTS, None, error);
+            // A store that cannot reach its buckets refuses too: say so (503).
+            let (status, text) = match self.config.rate_limits.unavailable() {
+                Some(why) => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("rate limits cannot be checked ({why}); retry in {secs} s"),
+                ),
+                None => (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!("too many requests; retry in {secs} s"),
+                ),
+            };
+            let error = ErrorObject::invalid_request(text);
+            let mut response = error_reply(status, None, error);
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
