@@ -5,6 +5,7 @@
 #   bench/run.sh all             # every scenario (compare, sse, list, schema, legacy, stdio, listen, sessions)
 #   bench/run.sh compare --rounds 3 --duration 10 --connections 64
 #   bench/run.sh legacy          # 2025-11-25 clients (a session per connection): toolwire vs rmcp --sessions
+#   bench/run.sh redis           # tools/call echo, rate-limit buckets in memory vs in Redis (own redis-server)
 #   bench/run.sh sessions        # 10,000 legacy sessions, their expiry, a second wave (about 1.5 minutes)
 #   bench/run.sh instructions    # callgrind instructions per request (needs valgrind)
 #   bench/run.sh soak --duration 120   # soak `toolwire serve` (default 600 s; build toolwire-cli first)

@@ -180,3 +180,60 @@ impl Memory {
         }
     }
 }
+
+/// A `redis-server` of the benchmark's own on a free 127.0.0.1 port (no
+/// persistence), killed on drop.
+#[derive(Debug)]
+pub struct RedisProcess {
+    child: std::process::Child,
+    /// `redis://127.0.0.1:PORT`.
+    pub url: String,
+}
+
+impl RedisProcess {
+    /// Starts `redis-server` and waits (at most 10 s) until it answers PING.
+    pub fn start() -> Result<RedisProcess, String> {
+        let port = free_port().map_err(|e| format!("no free port: {e}"))?;
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                format!("cannot start redis-server (install it: apt-get install redis-server): {e}")
+            })?;
+        let process = RedisProcess {
+            child,
+            url: format!("redis://127.0.0.1:{port}"),
+        };
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_secs(10) {
+            if pong(port) {
+                return Ok(process);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Err(format!(
+            "redis-server on port {port} did not answer PING within 10 s"
+        ))
+    }
+}
+
+impl Drop for RedisProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn pong(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect((LOOPBACK, port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(std::time::Duration::from_millis(500)));
+    let mut reply = [0u8; 7];
+    stream.write_all(b"PING\r\n").is_ok()
+        && stream.read_exact(&mut reply).is_ok()
+        && &reply == b"+PONG\r\n"
+}

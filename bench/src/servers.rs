@@ -3,7 +3,9 @@
 
 use serde::Deserialize;
 use toolwire_protocol::JsonObject;
-use toolwire_server::{NoArgs, RateLimit, RequestContext, Server, ToolBuilder, ToolError};
+use toolwire_server::{
+    NoArgs, RateLimit, RequestContext, Server, ServerBuilder, ToolBuilder, ToolError,
+};
 
 use crate::workload::{Order, order_schema};
 
@@ -38,6 +40,13 @@ pub const REAL_TOOLS: usize = 2;
 /// `order_loose` (the same handler, schema `{"type":"object"}`), plus
 /// `fillers` tools that only fill lists.
 pub fn toolwire_server(options: ToolwireOptions) -> Server {
+    toolwire_builder(options)
+        .build()
+        .expect("the benchmark tools are valid")
+}
+
+/// [`toolwire_server`] before it is built (to change a store, say).
+pub fn toolwire_builder(options: ToolwireOptions) -> ServerBuilder {
     let mut builder = Server::builder("toolwire-echo", "0.1.0")
         // One principal sends every request of a load run, far above the
         // default limit (100 calls/s). The limit is raised, not removed, so
@@ -79,7 +88,7 @@ pub fn toolwire_server(options: ToolwireOptions) -> Server {
     if let Some(limit) = options.max_listeners {
         builder = builder.max_subscriptions_per_principal(limit);
     }
-    builder.build().expect("the benchmark tools are valid")
+    builder
 }
 
 /// The description of filler tool `n` (the same for every server).

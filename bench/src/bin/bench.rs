@@ -34,7 +34,7 @@ use http_body_util::{BodyExt, Full};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::Semaphore;
 use toolwire_bench::loadgen::{self, LoadConfig, new_histogram};
-use toolwire_bench::process::{Memory, ServerProcess, binary};
+use toolwire_bench::process::{Memory, RedisProcess, ServerProcess, binary};
 use toolwire_bench::report::{self, Row, Sample, mib};
 use toolwire_bench::servers::REAL_TOOLS;
 use toolwire_bench::workload::{LIST_TOOLS, PATH, PROTOCOL_VERSION, Workload};
@@ -79,7 +79,7 @@ struct Variant {
     workload: Workload,
 }
 
-const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|stdio|listen|sessions|all|instructions] \
+const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|redis|stdio|listen|sessions|all|instructions] \
 [--rounds N] [--duration SECS] [--warmup SECS] [--connections N] [--window N] [--streams N] \
 [--requests N] [--session-count N] [--idle-timeout SECS] [--waves N]";
 
@@ -141,6 +141,7 @@ fn main() {
             "list" => list(&options).await,
             "schema" => schema(&options).await,
             "legacy" => legacy(&options).await,
+            "redis" => redis(&options).await,
             "stdio" => stdio(&options).await,
             "listen" => listen(&options).await,
             "sessions" => sessions(&options).await,
@@ -326,6 +327,34 @@ async fn legacy(options: &Options) -> Result<(), String> {
     println!("{}", report::table(&rows));
     println!("- {}", report::ratios(&rows[0], &rows[1]));
     println!("- {}", report::ratios(&rows[0], &rows[2]));
+    println!("{}", report::error_samples(&rows));
+    Ok(())
+}
+
+/// tools/call echo with the rate-limit buckets in this process and in Redis
+/// (a `redis-server` of its own on loopback): one Redis round trip a call.
+async fn redis(options: &Options) -> Result<(), String> {
+    let redis = RedisProcess::start()?;
+    let variants = vec![
+        Variant {
+            label: "toolwire, buckets in memory",
+            binary: "toolwire-echo",
+            args: vec![],
+            workload: Workload::Echo,
+        },
+        Variant {
+            label: "toolwire --redis, buckets in Redis",
+            binary: "toolwire-echo",
+            args: vec!["--redis".into(), redis.url.clone()],
+            workload: Workload::Echo,
+        },
+    ];
+    let rows = run_interleaved(&variants, options).await?;
+    println!(
+        "## tools/call echo, rate-limit buckets in memory and in Redis (one round trip a call)\n"
+    );
+    println!("{}", report::table(&rows));
+    println!("- {}", report::ratios(&rows[1], &rows[0]));
     println!("{}", report::error_samples(&rows));
     Ok(())
 }

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! toolwire-echo <port> [--order-tools] [--fillers N] [--max-listeners N]
-//!               [--session-idle-timeout SECS] [--max-sessions N]
+//!               [--session-idle-timeout SECS] [--max-sessions N] [--redis URL]
 //! toolwire-echo --stdio [--order-tools] [--fillers N]
 //! ```
 //!
@@ -14,16 +14,22 @@
 //! TCP_NODELAY, legacy (2025-11-25) sessions ending after 30 minutes unused,
 //! at most 10,000 at once. `--session-idle-timeout` and `--max-sessions` set
 //! those two (`HttpConfig::session_idle_timeout`, `HttpConfig::max_sessions`).
+//! `--redis URL` keeps the rate-limit buckets in Redis (`RedisRateLimits`):
+//! every call then checks its bucket with one Redis round trip.
 
 use std::net::SocketAddr;
 
-use toolwire_bench::servers::{ToolwireOptions, toolwire_server};
+use std::sync::Arc;
+
+use toolwire_bench::servers::{ToolwireOptions, toolwire_builder};
+use toolwire_redis::{RedisConfig, RedisRateLimits};
 use toolwire_server::http::{HttpConfig, HttpServer};
 
 fn usage() -> ! {
     eprintln!(
         "usage: toolwire-echo <port> [--order-tools] [--fillers N] [--max-listeners N] \
-         [--session-idle-timeout SECS] [--max-sessions N] | --stdio [--order-tools] [--fillers N]"
+         [--session-idle-timeout SECS] [--max-sessions N] [--redis URL] | --stdio [--order-tools] \
+         [--fillers N]"
     );
     std::process::exit(2);
 }
@@ -38,6 +44,7 @@ fn main() -> std::io::Result<()> {
     };
     let mut session_idle_timeout: Option<u64> = None;
     let mut max_sessions: Option<usize> = None;
+    let mut redis: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut number = || -> usize {
@@ -45,6 +52,10 @@ fn main() -> std::io::Result<()> {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_else(|| usage())
         };
+        if arg == "--redis" {
+            redis = Some(args.next().unwrap_or_else(|| usage()));
+            continue;
+        }
         match arg.as_str() {
             "--stdio" => stdio = true,
             "--fillers" => options.fillers = number(),
@@ -62,7 +73,15 @@ fn main() -> std::io::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let server = toolwire_server(options);
+        let mut builder = toolwire_builder(options);
+        if let Some(url) = redis {
+            let connection = RedisConfig::new(url)
+                .connect()
+                .await
+                .map_err(std::io::Error::other)?;
+            builder = builder.rate_limit_store(Arc::new(RedisRateLimits::new(connection)));
+        }
+        let server = builder.build().map_err(std::io::Error::other)?;
         if stdio {
             return toolwire_server::stdio::serve_stdio(server).await;
         }
