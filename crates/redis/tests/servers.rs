@@ -208,9 +208,13 @@ async fn with_redis_down_both_fail_closed_then_recover() {
     let a = basket_server(redis.connect().await);
     let b = basket_server(redis.connect().await);
     redis.kill();
+    // The refusal says why: not a limit reached, Redis unreachable.
     let refused = (
         true,
-        "Rate limit reached for tool calls; retry in 1 s".to_owned(),
+        format!(
+            "Rate limits cannot be checked (Redis at 127.0.0.1:{} is unreachable); retry in 1 s",
+            redis.port()
+        ),
     );
     assert_eq!(
         call_as(&a, "alice", "create_basket", json!({})).await,
