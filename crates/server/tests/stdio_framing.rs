@@ -135,11 +135,10 @@ async fn open_listens_do_not_starve_the_next_request() {
     stdio.close().await;
 }
 
-/// The same for a request waiting for a legacy client's answer: with its
-/// one permit held by a call waiting on an elicitation, a second request
-/// must not stop the answer from being read.
-#[tokio::test]
-async fn a_request_waiting_for_an_answer_does_not_block_reading() {
+/// A legacy (2025-11-25) session over stdio with one in-flight permit,
+/// held by `tools/call confirm` (id 2) waiting on the `elicitation/create`
+/// it sent, which is returned.
+async fn confirm_waiting_on_one_permit() -> (ServedStdio, Value) {
     let config = StdioConfig {
         max_in_flight: 1,
         ..StdioConfig::default()
@@ -162,6 +161,15 @@ async fn a_request_waiting_for_an_answer_does_not_block_reading() {
         .await;
     let ask = stdio.next().await;
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    (stdio, ask)
+}
+
+/// The same for a request waiting for a legacy client's answer: with its
+/// one permit held by a call waiting on an elicitation, a second request
+/// must not stop the answer from being read.
+#[tokio::test]
+async fn a_request_waiting_for_an_answer_does_not_block_reading() {
+    let (mut stdio, ask) = confirm_waiting_on_one_permit().await;
     stdio
         .send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
             "params": {"name": "echo", "arguments": {"text": "second"}}}))
@@ -184,24 +192,7 @@ async fn a_request_waiting_for_an_answer_does_not_block_reading() {
 /// still served before the server stops.
 #[tokio::test]
 async fn at_end_of_input_waiting_calls_end_and_queued_requests_are_served() {
-    let config = StdioConfig {
-        max_in_flight: 1,
-        ..StdioConfig::default()
-    };
-    let mut stdio = ServedStdio::start_with(server(), config);
-    stdio
-        .send(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
-            "clientInfo": {"name": "c", "version": "1"}}}),
-        )
-        .await;
-    stdio.next().await;
-    stdio
-        .send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "confirm", "arguments": {}}}))
-        .await;
-    assert_eq!(stdio.next().await["method"], "elicitation/create");
+    let (mut stdio, _ask) = confirm_waiting_on_one_permit().await;
     stdio
         .send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
             "params": {"name": "echo", "arguments": {"text": "queued"}}}))
