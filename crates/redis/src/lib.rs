@@ -11,6 +11,9 @@
 //! * [`RedisChangeFeed`] ([`ChangeFeed`](toolwire_server::ChangeFeed)):
 //!   `list_changed` and `resources/updated` raised on one instance reach
 //!   the listeners of every instance (Redis pub/sub).
+//! * [`RedisFlag`]: a named on/off switch that any instance toggles
+//!   atomically (one round trip) and every instance watches, caught up
+//!   after an outage.
 //!
 //! All take a [`RedisConnection`] from [`RedisConfig::connect`]
 //! (`redis://` or `rediss://`; it reconnects by itself) and work on Valkey
@@ -100,6 +103,7 @@ macro_rules! handle_script {
 
 mod change_feed;
 mod connection;
+mod flag;
 mod handles;
 mod keys;
 mod lock;
@@ -110,5 +114,6 @@ pub use connection::{
     ConnectError, DEFAULT_COMMAND_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_KEY_PREFIX,
     RedisConfig, RedisConnection,
 };
+pub use flag::{FlagError, RedisFlag};
 pub use handles::RedisHandles;
 pub use rate_limit::{CLOSED_RETRY, FailMode, RedisRateLimits};
