@@ -56,4 +56,7 @@ pub use store::handles::{HandleStore, HandleStoreError, InMemoryHandles};
 pub use store::rate_limit::{
     DEFAULT_TOOL_CALL_LIMIT, InMemoryRateLimits, RateLimit, RateLimitStore,
 };
+pub use store::sessions::{
+    InMemorySessionStore, SessionEvent, SessionRecord, SessionStore, SessionStoreUnavailable,
+};
 pub use toolwire_protocol as protocol;

@@ -1,6 +1,8 @@
 //! Helpers shared by the server's integration tests.
 #![allow(dead_code)]
 
+pub mod legacy_http;
+
 use serde_json::{Value, json};
 use toolwire_protocol::{JsonObject, Message, Request};
 use toolwire_server::{RequestEnv, Server};

@@ -8,6 +8,7 @@ use http::header::HeaderName;
 
 use crate::security::auth::AuthConfig;
 use crate::store::rate_limit::{InMemoryRateLimits, RateLimit, RateLimitStore};
+use crate::store::sessions::{InMemorySessionStore, SessionStore};
 
 /// Where [`serve`] listens unless told otherwise: loopback only.
 pub const DEFAULT_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
@@ -82,6 +83,7 @@ pub struct HttpConfig {
     pub(super) session_idle_timeout: Duration,
     pub(super) max_sessions: usize,
     pub(super) replay_events: usize,
+    pub(super) session_store: Arc<dyn SessionStore>,
 }
 
 impl Default for HttpConfig {
@@ -102,6 +104,7 @@ impl Default for HttpConfig {
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
             max_sessions: DEFAULT_MAX_SESSIONS,
             replay_events: DEFAULT_REPLAY_EVENTS,
+            session_store: Arc::new(InMemorySessionStore::new()),
         }
     }
 }
@@ -234,6 +237,24 @@ impl HttpConfig {
     /// `Last-Event-ID` misses nothing (default 64; at least 1).
     pub fn replay_events(mut self, events: usize) -> Self {
         self.replay_events = events.max(1);
+        self
+    }
+
+    /// Where the records of legacy sessions live (default: this endpoint's
+    /// memory). Endpoints sharing one store (e.g. `toolwire-redis`'s, on one
+    /// Redis) serve each other's sessions: a client's next request may reach
+    /// any of them, with no sticky sessions at the load balancer.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolwire_server::{InMemorySessionStore, http::HttpConfig};
+    /// let shared = Arc::new(InMemorySessionStore::new());
+    /// let first = HttpConfig::new().session_store(shared.clone());
+    /// let second = HttpConfig::new().session_store(shared);
+    /// # drop((first, second));
+    /// ```
+    pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.session_store = store;
         self
     }
 

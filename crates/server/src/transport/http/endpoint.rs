@@ -58,10 +58,10 @@ pub(super) async fn handle(
         .map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned());
     if parts.method != Method::POST {
         return match (&parts.method, session_id) {
-            (&Method::GET, Some(id)) => endpoint.get_stream(&mut parts, &id),
+            (&Method::GET, Some(id)) => endpoint.get_stream(&mut parts, &id).await,
             (&Method::DELETE, Some(id)) => {
                 let principal = parts.extensions.remove::<Principal>().unwrap_or_default();
-                endpoint.legacy_delete(&id, &principal)
+                endpoint.legacy_delete(&id, &principal).await
             }
             _ => method_not_allowed(),
         };
@@ -124,7 +124,10 @@ pub(super) async fn handle(
             Message::Request(request) => Some(&request.id),
             _ => None,
         };
-        return match endpoint.session(&parts.headers, &id, &principal, request_id) {
+        return match endpoint
+            .session(&parts.headers, &id, &principal, request_id)
+            .await
+        {
             Ok(session) => endpoint.legacy_message(session, message, principal).await,
             Err(refusal) => *refusal,
         };
@@ -135,7 +138,7 @@ pub(super) async fn handle(
                 let error = endpoint.server.refuse_initialize();
                 return error_reply(StatusCode::BAD_REQUEST, Some(request.id), error);
             }
-            endpoint.initialize(request, &principal)
+            endpoint.initialize(request, &principal).await
         }
         Message::Request(request) if looks_legacy(&parts.headers, &request) => error_reply(
             StatusCode::BAD_REQUEST,
@@ -193,9 +196,9 @@ fn looks_legacy(headers: &HeaderMap, request: &Request) -> bool {
 
 impl Endpoint {
     /// `GET` with a session id: the session's standalone stream, or a resumed one.
-    fn get_stream(&self, parts: &mut http::request::Parts, id: &str) -> Response {
+    async fn get_stream(&self, parts: &mut http::request::Parts, id: &str) -> Response {
         let principal = parts.extensions.remove::<Principal>().unwrap_or_default();
-        let session = match self.session(&parts.headers, id, &principal, None) {
+        let session = match self.session(&parts.headers, id, &principal, None).await {
             Ok(session) => session,
             Err(refusal) => return *refusal,
         };

@@ -21,22 +21,23 @@ use super::config::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use super::endpoint::Endpoint;
 use super::event_log::{EventLog, Opening, parse_event_id};
 use super::reply::{empty, error_reply, json_body};
-use super::sessions::{HttpSession, TableFull};
+use super::sessions::{HttpSession, OpenRefused, SessionTable};
 use super::sse::sse_response;
 use crate::context::encode::encode_message;
 use crate::context::{Outbox, Principal, RequestEnv};
+use crate::store::sessions::SessionEvent;
 use crate::transport::legacy::{LegacySession, forward_changes};
 
 impl Endpoint {
     /// `initialize`: opens a session and answers with its id.
-    pub(super) fn initialize(&self, request: Request, principal: &Principal) -> Response {
+    pub(super) async fn initialize(&self, request: Request, principal: &Principal) -> Response {
         let (legacy, result) = match LegacySession::open(&self.server, request.params) {
             Ok(opened) => opened,
             Err(error) => return error_reply(StatusCode::BAD_REQUEST, Some(request.id), error),
         };
-        let session = match self.sessions.open(legacy, principal) {
+        let session = match self.sessions.open(legacy, principal).await {
             Ok(session) => session,
-            Err(TableFull(max)) => {
+            Err(OpenRefused::Full(max)) => {
                 let error = ErrorObject::new(
                     -32000,
                     format!(
@@ -44,6 +45,10 @@ impl Endpoint {
                          (sessions end after an idle timeout or with DELETE)"
                     ),
                 );
+                return error_reply(StatusCode::SERVICE_UNAVAILABLE, Some(request.id), error);
+            }
+            Err(OpenRefused::Store(unavailable)) => {
+                let error = store_down(format!("the session cannot be opened: {unavailable}"));
                 return error_reply(StatusCode::SERVICE_UNAVAILABLE, Some(request.id), error);
             }
         };
@@ -60,14 +65,26 @@ impl Endpoint {
     /// The session a request names, or the response refusing it: 404 when
     /// unknown, ended, expired or another principal's; 400 when its
     /// `MCP-Protocol-Version` is not a legacy version this server serves.
-    pub(super) fn session(
+    pub(super) async fn session(
         &self,
         headers: &HeaderMap,
         id: &str,
         principal: &Principal,
         request: Option<&RequestId>,
     ) -> Result<Arc<HttpSession>, Box<Response>> {
-        let Some(session) = self.sessions.get(id, principal) else {
+        let found = self
+            .sessions
+            .get(id, principal)
+            .await
+            .map_err(|unavailable| {
+                let error = store_down(format!("the session cannot be looked up: {unavailable}"));
+                Box::new(error_reply(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    request.cloned(),
+                    error,
+                ))
+            })?;
+        let Some(session) = found else {
             return Err(Box::new(error_reply(
                 StatusCode::NOT_FOUND,
                 request.cloned(),
@@ -105,12 +122,20 @@ impl Endpoint {
         match message {
             Message::Request(request) => self.legacy_request(session, request, principal).await,
             Message::Notification(notification) => {
-                cancel_if_asked(&session, &notification);
+                self.cancel_if_asked(&session, &notification);
                 empty(StatusCode::ACCEPTED)
             }
             response @ (Message::Result(_) | Message::Error(_)) => {
-                // An answer to a request the server sent; a stray one is dropped.
-                session.legacy.answer(response);
+                // An answer to a request the server sent: when none waits
+                // here, another instance may have sent it.
+                let value = serde_json::to_value(&response).unwrap_or_default();
+                if !session.legacy.answer(response) {
+                    let event = SessionEvent::Answer {
+                        session: session.id.clone(),
+                        message: value,
+                    };
+                    self.sessions.pass_on(&session.id, event);
+                }
                 empty(StatusCode::ACCEPTED)
             }
         }
@@ -131,6 +156,7 @@ impl Endpoint {
             cancel,
         };
         tokio::spawn(run_request(
+            self.sessions.clone(),
             Arc::clone(&session),
             Arc::clone(&log),
             request,
@@ -185,19 +211,22 @@ impl Endpoint {
         self.stream_reply(&session, &log, false, after, claim)
     }
 
-    /// `DELETE`: ends the session.
-    pub(super) fn legacy_delete(&self, id: &str, principal: &Principal) -> Response {
-        if self.sessions.end(id, principal) {
-            empty(StatusCode::NO_CONTENT)
-        } else {
-            error_reply(
+    /// `DELETE`: ends the session on every instance.
+    pub(super) async fn legacy_delete(&self, id: &str, principal: &Principal) -> Response {
+        match self.sessions.end(id, principal).await {
+            Ok(true) => empty(StatusCode::NO_CONTENT),
+            Err(unavailable) => {
+                let error = store_down(format!("the session cannot be ended: {unavailable}"));
+                error_reply(StatusCode::SERVICE_UNAVAILABLE, None, error)
+            }
+            Ok(false) => error_reply(
                 StatusCode::NOT_FOUND,
                 None,
                 ErrorObject::new(
                     -32001,
                     "Session not found: it ended, expired or never existed",
                 ),
-            )
+            ),
         }
     }
 
@@ -219,14 +248,17 @@ impl Endpoint {
     }
 }
 
-/// Runs one request of a session and writes its response to its stream.
+/// Runs one request of a session and writes its response to its stream;
+/// what it changed in the session is saved for the other instances first.
 async fn run_request(
+    sessions: SessionTable,
     session: Arc<HttpSession>,
     log: Arc<EventLog>,
     request: Request,
     env: RequestEnv,
 ) {
     let id = request.id.clone();
+    let changes_record = LegacySession::changes_record(&request.method);
     let cancel = env.cancel.clone();
     let response = tokio::select! {
         biased;
@@ -234,25 +266,42 @@ async fn run_request(
         () = cancel.cancelled() => None,
     };
     session.finish_request(&id);
+    if changes_record && matches!(response, Some(Message::Result(_))) {
+        sessions.save(&session).await;
+    }
     match response.filter(|_| !cancel.is_cancelled()) {
         Some(response) => log.finish(response),
         None => log.abandon(),
     }
 }
 
-/// `notifications/cancelled` naming a running request of the session cancels it.
-fn cancel_if_asked(session: &HttpSession, notification: &Notification) {
-    if notification.method != "notifications/cancelled" {
-        return;
+impl Endpoint {
+    /// `notifications/cancelled` naming a request of the session cancels it,
+    /// here or (passed on) on the instance running it.
+    fn cancel_if_asked(&self, session: &HttpSession, notification: &Notification) {
+        if notification.method != "notifications/cancelled" {
+            return;
+        }
+        let id = notification
+            .params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+        if let Some(id) = id {
+            if !session.cancel_request(&id) {
+                let event = SessionEvent::Cancel {
+                    session: session.id.clone(),
+                    request: id,
+                };
+                self.sessions.pass_on(&session.id, event);
+            }
+        }
     }
-    let id = notification
-        .params
-        .as_ref()
-        .and_then(|p| p.get("requestId"))
-        .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
-    if let Some(id) = id {
-        session.cancel_request(&id);
-    }
+}
+
+/// The error of a request refused because the session store is down.
+fn store_down(what: String) -> ErrorObject {
+    ErrorObject::new(-32000, format!("{what}; retry in 1 s"))
 }
 
 /// A legacy JSON reply: JSON-RPC errors travel with 200, as in 2025-11-25.

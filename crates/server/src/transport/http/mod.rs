@@ -104,7 +104,7 @@ pub use self::sessions::SessionTable;
 /// # drop(app);
 /// ```
 pub fn router(server: Server, config: HttpConfig) -> Router {
-    let sessions = SessionTable::for_config(&config);
+    let sessions = SessionTable::for_config(&config, &server);
     router_with(server, config, sessions)
 }
 
@@ -200,7 +200,7 @@ impl HttpServer {
         config: HttpConfig,
     ) -> io::Result<HttpServer> {
         let local_addr = listener.local_addr()?;
-        let sessions = SessionTable::for_config(&config);
+        let sessions = SessionTable::for_config(&config, &server);
         Ok(HttpServer {
             listener,
             local_addr,

@@ -1,19 +1,29 @@
 //! The legacy sessions of one HTTP endpoint: minted at `initialize` with
 //! 128 random bits, bound to the principal that opened them, ended by
 //! `DELETE` or after an idle timeout, and capped in number.
+//!
+//! Each session's record sits in the endpoint's [`SessionStore`]; the
+//! table holds the sessions this instance runs. A request naming a session
+//! this instance does not run (another instance opened it, behind the same
+//! load balancer and shared store) takes it over from its record. Answers
+//! and cancellations meant for a request running elsewhere, record changes
+//! and endings travel as [`SessionEvent`]s.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use rand::TryRngCore;
 use tokio_util::sync::CancellationToken;
-use toolwire_protocol::RequestId;
+use toolwire_protocol::{Message, RequestId};
 
 use super::config::HttpConfig;
 use super::event_log::EventLog;
 use crate::context::Principal;
+use crate::server::Server;
+use crate::store::sessions::{SessionEvent, SessionStore, SessionStoreUnavailable};
 use crate::transport::legacy::LegacySession;
 
 /// Finished request streams a session keeps for resumption.
@@ -39,53 +49,178 @@ pub struct SessionTable {
 #[derive(Debug)]
 struct TableInner {
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    store: Arc<dyn SessionStore>,
+    server: Server,
+    /// Starts the ids of this instance's requests to clients.
+    tag: String,
     idle_timeout: Duration,
     max_sessions: usize,
     replay_events: usize,
-    sweeping: AtomicBool,
+    started: AtomicBool,
 }
 
 /// Why a session could not be opened.
 #[derive(Debug)]
-pub(super) struct TableFull(pub(super) usize);
+pub(super) enum OpenRefused {
+    /// This instance runs its limit of sessions.
+    Full(usize),
+    /// The session store cannot be reached.
+    Store(SessionStoreUnavailable),
+}
 
 impl SessionTable {
-    pub(super) fn for_config(config: &HttpConfig) -> Self {
+    pub(super) fn for_config(config: &HttpConfig, server: &Server) -> Self {
         SessionTable {
             inner: Arc::new(TableInner {
                 sessions: Mutex::default(),
+                store: Arc::clone(&config.session_store),
+                server: server.clone(),
+                tag: random_hex(4),
                 idle_timeout: config.session_idle_timeout,
                 max_sessions: config.max_sessions,
                 replay_events: config.replay_events,
-                sweeping: AtomicBool::new(false),
+                started: AtomicBool::new(false),
             }),
         }
     }
 
-    /// Sessions open right now.
+    /// Sessions this instance runs right now.
     pub fn len(&self) -> usize {
         self.lock().len()
     }
 
-    /// True when no session is open.
+    /// True when this instance runs no session.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Opens a session for `principal`, unless the table is full.
-    pub(super) fn open(
+    /// Opens a session for `principal`, unless this instance is full or
+    /// the store cannot record it.
+    pub(super) async fn open(
         &self,
         legacy: LegacySession,
         principal: &Principal,
-    ) -> Result<Arc<HttpSession>, TableFull> {
-        self.start_sweeping();
-        let mut sessions = self.lock();
-        if sessions.len() >= self.inner.max_sessions {
-            return Err(TableFull(self.inner.max_sessions));
+    ) -> Result<Arc<HttpSession>, OpenRefused> {
+        self.start_background_tasks();
+        if self.len() >= self.inner.max_sessions {
+            return Err(OpenRefused::Full(self.inner.max_sessions));
         }
+        let id = random_hex(16);
+        let legacy = legacy.tag_requests(&self.inner.tag);
+        let record = legacy.record(&principal.key());
+        self.inner
+            .store
+            .create(&id, &record, self.inner.idle_timeout)
+            .await
+            .map_err(OpenRefused::Store)?;
+        let session = self.run_here(id, &principal.key(), legacy);
+        Ok(session)
+    }
+
+    /// The session `id` of `principal`, marked as used and taken over from
+    /// its record when another instance opened it; `None` when unknown,
+    /// ended, expired or someone else's. A session this instance runs is
+    /// served while the store is unreachable; another is refused.
+    pub(super) async fn get(
+        &self,
+        id: &str,
+        principal: &Principal,
+    ) -> Result<Option<Arc<HttpSession>>, SessionStoreUnavailable> {
+        self.start_background_tasks();
+        let local = self.lock().get(id).cloned();
+        let record = match self.inner.store.load(id, self.inner.idle_timeout).await {
+            Ok(record) => record,
+            Err(unavailable) => {
+                let session = local.ok_or(unavailable)?;
+                tracing::warn!(
+                    session = id,
+                    "session store unreachable; serving this instance's copy of the session"
+                );
+                return Ok(session.owned_by(principal).then_some(session));
+            }
+        };
+        let Some(record) = record else {
+            if local.is_some() {
+                self.end_here(id);
+            }
+            return Ok(None);
+        };
+        if record.principal != principal.key() {
+            return Ok(None);
+        }
+        let session = match local {
+            Some(session) => {
+                session.legacy.apply(&record);
+                session
+            }
+            None => {
+                let legacy =
+                    LegacySession::resume(&self.inner.server, record).tag_requests(&self.inner.tag);
+                self.run_here(id.to_owned(), &principal.key(), legacy)
+            }
+        };
+        session.touch();
+        Ok(Some(session))
+    }
+
+    /// Ends the session `id` of `principal` on every instance; false when
+    /// there is none.
+    pub(super) async fn end(
+        &self,
+        id: &str,
+        principal: &Principal,
+    ) -> Result<bool, SessionStoreUnavailable> {
+        let store = &self.inner.store;
+        match store.load(id, self.inner.idle_timeout).await? {
+            Some(record) if record.principal == principal.key() => {}
+            _ => return Ok(false),
+        }
+        let removed = store.remove(id).await?;
+        self.end_here(id);
+        store.publish(SessionEvent::Ended {
+            session: id.to_owned(),
+        });
+        Ok(removed)
+    }
+
+    /// Saves what the client changed in `session` (log level,
+    /// subscriptions) and tells the other instances.
+    pub(super) async fn save(&self, session: &HttpSession) {
+        let record = session.legacy.record(&session.principal);
+        let ttl = self.inner.idle_timeout;
+        match self.inner.store.save(&session.id, &record, ttl).await {
+            Ok(true) => self.inner.store.publish(SessionEvent::Updated {
+                session: session.id.clone(),
+                record: Box::new(record),
+            }),
+            Ok(false) => self.end_here(&session.id),
+            Err(unavailable) => {
+                tracing::warn!(session = %session.id, %unavailable, "a session change reaches this instance only");
+            }
+        }
+    }
+
+    /// Hands a client's message that nothing here waits for to the other
+    /// instances: an answer to one of their requests, or a cancellation of
+    /// a request one of them runs.
+    pub(super) fn pass_on(&self, session: &str, event: SessionEvent) {
+        debug_assert_eq!(event.session(), session);
+        self.inner.store.publish(event);
+    }
+
+    /// Ends every session this instance runs (it is shutting down); their
+    /// records stay for the other instances.
+    pub(super) fn end_all(&self) {
+        let sessions: Vec<Arc<HttpSession>> = self.lock().drain().map(|(_, s)| s).collect();
+        for session in sessions {
+            session.end();
+        }
+    }
+
+    fn run_here(&self, id: String, principal: &str, legacy: LegacySession) -> Arc<HttpSession> {
         let session = Arc::new(HttpSession {
-            id: new_session_id(),
-            principal: principal.key().to_owned(),
+            id: id.clone(),
+            principal: principal.to_owned(),
             legacy,
             replay_events: self.inner.replay_events,
             last_used: Mutex::new(Instant::now()),
@@ -95,58 +230,62 @@ impl SessionTable {
             standalone_open: AtomicBool::new(false),
             forwarding: AtomicBool::new(false),
         });
-        sessions.insert(session.id.clone(), Arc::clone(&session));
-        Ok(session)
+        // Two requests taking over the same session at once: one copy wins.
+        Arc::clone(self.lock().entry(id).or_insert(session))
     }
 
-    /// The session `id` of `principal`, marked as used; `None` when unknown,
-    /// ended, expired or opened by someone else.
-    pub(super) fn get(&self, id: &str, principal: &Principal) -> Option<Arc<HttpSession>> {
-        let session = self.lock().get(id).cloned()?;
-        if session.principal != principal.key() {
-            return None;
-        }
-        session.touch();
-        Some(session)
-    }
-
-    /// Ends the session `id` of `principal`; false when there is none.
-    pub(super) fn end(&self, id: &str, principal: &Principal) -> bool {
-        let mut sessions = self.lock();
-        match sessions.get(id) {
-            Some(session) if session.principal == principal.key() => {
-                let session = sessions.remove(id).expect("present");
-                drop(sessions);
-                session.end();
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Ends every session (the server is shutting down).
-    pub(super) fn end_all(&self) {
-        let sessions: Vec<Arc<HttpSession>> = self.lock().drain().map(|(_, s)| s).collect();
-        for session in sessions {
+    /// Stops running session `id` here (its requests and streams end).
+    fn end_here(&self, id: &str) {
+        let removed = self.lock().remove(id);
+        if let Some(session) = removed {
             session.end();
         }
     }
 
-    /// Ends every session idle longer than the timeout.
-    fn sweep(&self) {
+    /// What another instance told: an answer or cancellation for a request
+    /// of a session running here, a change, an ending.
+    fn receive(&self, event: SessionEvent) {
+        let Some(session) = self.lock().get(event.session()).cloned() else {
+            return;
+        };
+        match event {
+            SessionEvent::Answer { message, .. } => {
+                if let Ok(message) = serde_json::from_value::<Message>(message) {
+                    session.legacy.answer(message);
+                }
+            }
+            SessionEvent::Cancel { request, .. } => {
+                session.cancel_request(&request);
+            }
+            SessionEvent::Updated { record, .. } => session.legacy.apply(&record),
+            SessionEvent::Ended { session } => self.end_here(&session),
+        }
+    }
+
+    /// Stops running sessions idle longer than the timeout (their records
+    /// expire in the store by themselves); keeps the records of busy ones
+    /// alive, and stops those whose record is gone (ended elsewhere).
+    async fn sweep(&self) {
         let now = Instant::now();
         let idle = self.inner.idle_timeout;
-        let expired: Vec<Arc<HttpSession>> = {
-            let mut sessions = self.lock();
-            let ids: Vec<String> = sessions
-                .values()
-                .filter(|s| s.is_idle(now, idle))
-                .map(|s| s.id.clone())
-                .collect();
-            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        let (idle_ids, busy_ids) = {
+            let sessions = self.lock();
+            let ids = |pick: &dyn Fn(&HttpSession) -> bool| -> Vec<String> {
+                sessions
+                    .values()
+                    .filter(|s| pick(s))
+                    .map(|s| s.id.clone())
+                    .collect()
+            };
+            (ids(&|s| s.is_idle(now, idle)), ids(&HttpSession::is_busy))
         };
-        for session in expired {
-            session.end();
+        for id in idle_ids {
+            self.end_here(&id);
+        }
+        for id in busy_ids {
+            if let Ok(None) = self.inner.store.load(&id, idle).await {
+                self.end_here(&id);
+            }
         }
         let mut sessions = self.lock();
         if sessions.is_empty() && sessions.capacity() > 64 {
@@ -154,15 +293,17 @@ impl SessionTable {
         }
     }
 
-    /// Starts the sweeper task once; it stops when the table is dropped.
-    fn start_sweeping(&self) {
-        if self.inner.sweeping.swap(true, Ordering::AcqRel) {
+    /// Starts the sweeper and the event listener once; they stop when the
+    /// table is dropped.
+    fn start_background_tasks(&self) {
+        if self.inner.started.swap(true, Ordering::AcqRel) {
             return;
         }
-        let table = Arc::downgrade(&self.inner);
         let period =
             (self.inner.idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
-        tokio::spawn(sweep_until_dropped(table, period));
+        tokio::spawn(sweep_until_dropped(Arc::downgrade(&self.inner), period));
+        let events = self.inner.store.events();
+        tokio::spawn(listen_until_dropped(Arc::downgrade(&self.inner), events));
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<HttpSession>>> {
@@ -178,17 +319,30 @@ async fn sweep_until_dropped(table: Weak<TableInner>, period: Duration) {
         let Some(inner) = table.upgrade() else {
             return;
         };
-        SessionTable { inner }.sweep();
+        SessionTable { inner }.sweep().await;
     }
 }
 
-/// 128 random bits as 32 lowercase hex digits (visible ASCII, as required).
-fn new_session_id() -> String {
-    let mut bytes = [0u8; 16];
+async fn listen_until_dropped(
+    table: Weak<TableInner>,
+    mut events: futures::stream::BoxStream<'static, SessionEvent>,
+) {
+    while let Some(event) = events.next().await {
+        let Some(inner) = table.upgrade() else {
+            return;
+        };
+        SessionTable { inner }.receive(event);
+    }
+}
+
+/// `bytes` random bytes as lowercase hex digits (visible ASCII, as session
+/// ids must be).
+fn random_hex(bytes: usize) -> String {
+    let mut random = vec![0u8; bytes];
     rand::rngs::OsRng
-        .try_fill_bytes(&mut bytes)
+        .try_fill_bytes(&mut random)
         .expect("the operating system's random number generator works");
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    random.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// One legacy session over HTTP.
@@ -215,6 +369,10 @@ struct Streams {
 }
 
 impl HttpSession {
+    fn owned_by(&self, principal: &Principal) -> bool {
+        self.principal == principal.key()
+    }
+
     fn touch(&self) {
         *self.last_used.lock().expect("last-used lock") = Instant::now();
     }
@@ -222,9 +380,13 @@ impl HttpSession {
     /// Idle: unused for `idle`, with no request running and no stream open.
     fn is_idle(&self, now: Instant, idle: Duration) -> bool {
         let last = *self.last_used.lock().expect("last-used lock");
-        now.duration_since(last) >= idle
-            && self.in_flight.lock().expect("in-flight lock").is_empty()
-            && !self.standalone_open.load(Ordering::Acquire)
+        now.duration_since(last) >= idle && !self.is_busy()
+    }
+
+    /// Busy: a request is running or the standalone stream is open.
+    fn is_busy(&self) -> bool {
+        !self.in_flight.lock().expect("in-flight lock").is_empty()
+            || self.standalone_open.load(Ordering::Acquire)
     }
 
     fn end(&self) {
@@ -311,10 +473,14 @@ impl HttpSession {
         self.touch();
     }
 
-    /// Cancels the running request `id`, if any.
-    pub(super) fn cancel_request(&self, id: &RequestId) {
-        if let Some(token) = self.in_flight.lock().expect("in-flight lock").get(id) {
-            token.cancel();
+    /// Cancels the running request `id`; false when none runs here.
+    pub(super) fn cancel_request(&self, id: &RequestId) -> bool {
+        match self.in_flight.lock().expect("in-flight lock").get(id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
         }
     }
 }

@@ -58,6 +58,10 @@ type Answer = Result<JsonObject, ErrorObject>;
 /// The requests of one session awaiting the client's answer.
 #[derive(Debug, Default)]
 pub(crate) struct PeerRequests {
+    /// Set when several instances may send requests in one session: ids
+    /// are then `"<tag>-<n>"` strings, so that no two instances send the
+    /// same id and an answer reaching another instance can be routed back.
+    tag: Option<String>,
     next_id: AtomicI64,
     waiting: Mutex<HashMap<RequestId, oneshot::Sender<Answer>>>,
     /// The client can no longer answer: new requests fail at once.
@@ -65,6 +69,22 @@ pub(crate) struct PeerRequests {
 }
 
 impl PeerRequests {
+    /// Requests whose ids start with `tag`.
+    pub(crate) fn tagged(tag: &str) -> Self {
+        PeerRequests {
+            tag: Some(tag.to_owned()),
+            ..PeerRequests::default()
+        }
+    }
+
+    fn next_id(&self) -> RequestId {
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        match &self.tag {
+            Some(tag) => RequestId::String(format!("{tag}-{n}")),
+            None => RequestId::Number(n),
+        }
+    }
+
     /// Sends `method` to the client through `outbox` and waits for its
     /// answer, at most `timeout`, or until `cancel` fires.
     pub(crate) async fn request(
@@ -81,7 +101,7 @@ impl PeerRequests {
         if self.is_closed() {
             return Err(PeerError::Gone);
         }
-        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
+        let id = self.next_id();
         let (answer_tx, answer_rx) = oneshot::channel();
         self.lock().insert(id.clone(), answer_tx);
         // Withdraws the request however this future ends (dropped included).

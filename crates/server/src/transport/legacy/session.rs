@@ -24,6 +24,7 @@ use super::peer::{PeerError, PeerRequests};
 use crate::context::{CheckedMeta, RequestEnv};
 use crate::dispatch::parse;
 use crate::server::Server;
+use crate::store::sessions::SessionRecord;
 
 /// Rounds of input one request may ask for before it is ended.
 const MAX_INPUT_ROUNDS: usize = 16;
@@ -78,6 +79,62 @@ impl LegacySession {
             peers: PeerRequests::default(),
         };
         Ok((session, result))
+    }
+
+    /// Takes over a session another instance (or this one, earlier) opened.
+    pub(crate) fn resume(server: &Server, record: SessionRecord) -> LegacySession {
+        LegacySession {
+            server: server.clone(),
+            version: record.protocol_version,
+            client_capabilities: record.client_capabilities,
+            client_info: record.client_info,
+            log_level: Mutex::new(record.log_level),
+            subscribed: watch::Sender::new(record.subscriptions.into_iter().collect()),
+            peers: PeerRequests::default(),
+        }
+    }
+
+    /// The session's requests to its client carry ids starting with `tag`
+    /// (unique per instance, so answers can be routed between instances).
+    pub(crate) fn tag_requests(mut self, tag: &str) -> Self {
+        self.peers = PeerRequests::tagged(tag);
+        self
+    }
+
+    /// What another instance needs to serve this session for `principal`.
+    pub(crate) fn record(&self, principal: &str) -> SessionRecord {
+        let mut subscriptions: Vec<String> = self.subscribed.borrow().iter().cloned().collect();
+        subscriptions.sort_unstable();
+        SessionRecord {
+            principal: principal.to_owned(),
+            protocol_version: self.version.clone(),
+            client_capabilities: self.client_capabilities.clone(),
+            client_info: self.client_info.clone(),
+            log_level: *self.log_level.lock().expect("log level lock"),
+            subscriptions,
+        }
+    }
+
+    /// Adopts the log level and subscriptions of `record` (set through
+    /// another instance).
+    pub(crate) fn apply(&self, record: &SessionRecord) {
+        *self.log_level.lock().expect("log level lock") = record.log_level;
+        let uris: HashSet<String> = record.subscriptions.iter().cloned().collect();
+        self.subscribed.send_if_modified(|current| {
+            let changed = *current != uris;
+            if changed {
+                *current = uris;
+            }
+            changed
+        });
+    }
+
+    /// True when `method` changes what [`LegacySession::record`] returns.
+    pub(crate) fn changes_record(method: &str) -> bool {
+        matches!(
+            method,
+            "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe"
+        )
     }
 
     /// The negotiated protocol version.
