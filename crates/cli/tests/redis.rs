@@ -1,13 +1,24 @@
-//! `toolwire serve --redis URL`: two instances on one Redis (a
-//! `redis-server` of the test's own on a loopback port) share baskets and
-//! rate limits; an unreachable Redis is refused at start.
+//! `toolwire serve --redis URL`: instances on one Redis (a `redis-server`
+//! of the test's own on a loopback port) share baskets, rate limits and
+//! the `toggle_extras` tool list, and keep serving when one of them is
+//! killed mid-call; an unreachable Redis is refused at start.
 
 #[path = "../../redis/tests/support/mod.rs"]
 mod redis_support;
 mod support;
 
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
 use redis_support::RedisServer;
-use support::{Served, closed_port, toolwire};
+use serde_json::{Value, json};
+use support::{Served, bin, closed_port, toolwire};
+
+/// Every wait of the tests below is bounded by this.
+const WAIT: Duration = Duration::from_secs(30);
 
 fn call(url: &str, args: &[&str]) -> support::Ran {
     let mut all = vec!["call", url];
@@ -119,4 +130,355 @@ fn a_redis_outage_fails_closed_and_recovers() {
     let recovered = recovered.expect("calls work again within 10 s of Redis coming back");
     assert_eq!(recovered.json()["content"][0]["text"], "back");
     assert!(create_basket(&a.url).starts_with("bsk_"));
+}
+
+/// The tool names `toolwire list --json` shows, in order.
+fn tool_names(url: &str) -> Vec<String> {
+    let listed = toolwire(&["list", url, "--json"], "");
+    listed.expect_code(0);
+    listed.json()["tools"]
+        .as_array()
+        .expect("a tools array")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name").to_owned())
+        .collect()
+}
+
+/// Polls `url`'s tool list (bounded) until `extra_tool` is in it (`on`) or not.
+fn wait_for_extra_tool(url: &str, on: bool) {
+    let deadline = Instant::now() + WAIT;
+    while tool_names(url).iter().any(|n| n == "extra_tool") != on {
+        assert!(
+            Instant::now() < deadline,
+            "{url} did not follow the flag (extra_tool {}) within {WAIT:?}",
+            if on { "on" } else { "off" }
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+/// A POST whose answer is read as an SSE stream: the `data:` payloads.
+struct Sse {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Sse {
+    /// POSTs `body` (a request of `method`, naming `name` if any) to `url`.
+    async fn post(url: &str, body: Value, name: Option<&str>) -> Sse {
+        let method = body["method"].as_str().expect("a method").to_owned();
+        let mut request = reqwest::Client::new()
+            .post(url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", method);
+        if let Some(name) = name {
+            request = request.header("Mcp-Name", name);
+        }
+        let response = tokio::time::timeout(WAIT, request.body(body.to_string()).send())
+            .await
+            .expect("an answer within WAIT")
+            .expect("the POST is answered");
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        Sse {
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    /// A `subscriptions/listen` stream of tool-list changes, acknowledged.
+    async fn listen(url: &str) -> Sse {
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": {
+            "notifications": {"toolsListChanged": true}, "_meta": meta()
+        }});
+        let mut listener = Sse::post(url, body, None).await;
+        let ack = listener.next_message().await;
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        listener
+    }
+
+    /// The next `data:` message, or `None` once the stream has ended
+    /// (bounded wait).
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(end) = self.buffer.find('\n') {
+                let line = self.buffer[..end].trim_end_matches('\r').to_owned();
+                self.buffer.drain(..=end);
+                if let Some(data) = line.strip_prefix("data:") {
+                    return Some(serde_json::from_str(data.trim()).expect("JSON data"));
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(WAIT, self.response.chunk())
+                .await
+                .expect("a message or the end within WAIT");
+            match chunk {
+                Ok(Some(chunk)) => self
+                    .buffer
+                    .push_str(std::str::from_utf8(&chunk).expect("UTF-8")),
+                Ok(None) | Err(_) => return None,
+            }
+        }
+    }
+
+    async fn next_message(&mut self) -> Value {
+        self.next().await.expect("the stream stays open")
+    }
+}
+
+/// Runs `toolwire args...` off the async runtime.
+async fn toolwire_async(args: &[&str]) -> support::Ran {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        toolwire(&args, "")
+    })
+    .await
+    .expect("the command ran")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn toggle_extras_on_one_instance_changes_the_list_of_every_instance() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let a = Served::start(&["--redis", &url]);
+    let b = Served::start(&["--redis", &url]);
+    let mut on_b = Sse::listen(&b.url).await;
+
+    let added = toolwire_async(&["call", &a.url, "toggle_extras", "--yes"]).await;
+    added.expect_code(0);
+    assert_eq!(added.stdout, "extra_tool added\n");
+    assert_eq!(
+        on_b.next_message().await,
+        json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/tools/list_changed",
+            "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": 7}}
+        })
+    );
+    let b_url = b.url.clone();
+    tokio::task::spawn_blocking(move || wait_for_extra_tool(&b_url, true))
+        .await
+        .unwrap();
+    assert_eq!(
+        tool_names(&b.url).last().map(String::as_str),
+        Some("extra_tool")
+    );
+    let called = toolwire_async(&["call", &b.url, "extra_tool", "--yes"]).await;
+    called.expect_code(0);
+    assert_eq!(called.stdout, "extra tool called\n");
+
+    // An instance started while it is on lists it too.
+    let c = Served::start(&["--redis", &url]);
+    wait_for_extra_tool(&c.url, true);
+
+    // Removed from B: gone on A and C as well.
+    let removed = toolwire_async(&["call", &b.url, "toggle_extras", "--yes"]).await;
+    removed.expect_code(0);
+    assert_eq!(removed.stdout, "extra_tool removed\n");
+    wait_for_extra_tool(&a.url, false);
+    wait_for_extra_tool(&c.url, false);
+    let gone = toolwire_async(&["call", &a.url, "extra_tool", "--yes"]).await;
+    gone.expect_code(2);
+    assert!(
+        gone.stderr
+            .starts_with(&format!("toolwire: {} has no tool `extra_tool`", a.url)),
+        "{}",
+        gone.stderr
+    );
+}
+
+/// `toolwire serve --stdio --redis URL`: requests in, one reply line each.
+struct StdioServer {
+    child: Child,
+    stdin: ChildStdin,
+    replies: mpsc::Receiver<String>,
+    next_id: u64,
+}
+
+impl StdioServer {
+    fn start(redis: &str) -> StdioServer {
+        let mut child = Command::new(bin())
+            .args(["serve", "--stdio", "--redis", redis])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn toolwire serve --stdio");
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, replies) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        StdioServer {
+            child,
+            stdin,
+            replies,
+            next_id: 1,
+        }
+    }
+
+    /// Sends a request of `method`; the result.
+    fn request(&mut self, method: &str, mut params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        params["_meta"] = meta();
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.stdin, "{request}").expect("write a request");
+        let line = self
+            .replies
+            .recv_timeout(WAIT)
+            .expect("a reply within WAIT");
+        let reply: Value = serde_json::from_str(&line).expect("a JSON reply");
+        assert_eq!(reply["id"], id, "{reply}");
+        reply["result"].clone()
+    }
+
+    /// Calls `tool` without arguments; the result.
+    fn call(&mut self, tool: &str) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": {}}))
+    }
+
+    /// Whether `tools/list` shows `extra_tool`.
+    fn lists_extra_tool(&mut self) -> bool {
+        let listed = self.request("tools/list", json!({}));
+        let tools = listed["tools"].as_array().expect("a tools array");
+        tools.iter().any(|t| t["name"] == "extra_tool")
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The text of a result's one content item, and whether it is an error.
+fn text_of(result: &Value) -> (String, bool) {
+    let text = result["content"][0]["text"].as_str().expect("a text");
+    (text.to_owned(), result["isError"] == true)
+}
+
+/// While Redis is down the toggle is refused (by the rate limits, which
+/// are checked first and also live in Redis) and the list stays; once Redis
+/// is back (empty) the instance reads the flag again, off, and follows it.
+#[test]
+fn toggle_extras_while_redis_is_down_is_refused_then_follows_the_flag_again() {
+    let mut redis = RedisServer::start();
+    let mut server = StdioServer::start(&redis.url());
+    assert_eq!(
+        text_of(&server.call("toggle_extras")),
+        ("extra_tool added".to_owned(), false)
+    );
+
+    redis.kill();
+    assert_eq!(
+        text_of(&server.call("toggle_extras")),
+        (
+            format!(
+                "Rate limits cannot be checked (Redis at 127.0.0.1:{} is unreachable); retry in 1 s",
+                redis.port()
+            ),
+            true
+        )
+    );
+    assert!(server.lists_extra_tool(), "the list stays as it was");
+
+    redis.restart();
+    let deadline = Instant::now() + WAIT;
+    while server.lists_extra_tool() {
+        assert!(
+            Instant::now() < deadline,
+            "extra_tool still listed {WAIT:?} after Redis came back empty"
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
+    let toggled = loop {
+        let toggled = text_of(&server.call("toggle_extras"));
+        if !toggled.1 || Instant::now() > deadline {
+            break toggled;
+        }
+        thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(toggled, ("extra_tool added".to_owned(), false));
+    assert!(server.lists_extra_tool());
+}
+
+/// A `tools/call` of `countdown` over SSE, with progress.
+fn countdown_request() -> Value {
+    let mut meta = meta();
+    meta["progressToken"] = json!("lift-off");
+    json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "countdown", "arguments": {"seconds": 60, "step_ms": 500}, "_meta": meta
+    }})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_others_keep_serving_when_one_instance_is_killed_mid_call() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let flags = ["--redis", url.as_str(), "--rate-limit", "3/3600"];
+    let a = Served::start(&flags);
+    let b = Served::start(&flags);
+    let c = Served::start(&flags);
+    let id = create_basket(&a.url);
+
+    let mut call = Sse::post(&a.url, countdown_request(), Some("countdown")).await;
+    let progress = loop {
+        let message = call.next_message().await;
+        if message["method"] == "notifications/progress" {
+            break message;
+        }
+    };
+    assert_eq!(progress["params"]["progressToken"], "lift-off");
+    drop(a); // kills the process and waits for it
+    let rest = call.next().await;
+    let mut rest = rest.into_iter().collect::<Vec<_>>();
+    while let Some(message) = call.next().await {
+        rest.push(message);
+    }
+    assert!(
+        rest.iter().all(|m| m.get("result").is_none()),
+        "no result from a killed instance: {rest:?}"
+    );
+
+    let basket = format!("basket_id={id}");
+    let filled = toolwire_async(&["call", &b.url, "add_item", &basket, "sku=apple", "--yes"]).await;
+    filled.expect_code(0);
+    let viewed = toolwire_async(&["call", &c.url, "view_basket", &basket, "--yes", "--json"]).await;
+    viewed.expect_code(0);
+    assert_eq!(
+        viewed.json()["structuredContent"],
+        json!({"basket_id": id, "items": [{"sku": "apple", "quantity": 1}], "total_quantity": 1})
+    );
+    for server in [&b, &c, &b] {
+        let echoed = toolwire_async(&["call", &server.url, "echo", "text=counted", "--yes"]).await;
+        echoed.expect_code(0);
+        assert_eq!(echoed.stdout, "counted\n");
+    }
+    let limited = toolwire_async(&["call", &c.url, "echo", "text=over", "--yes"]).await;
+    limited.expect_code(1);
+    assert!(
+        limited
+            .stderr
+            .starts_with("toolwire: tool `echo` reported an error: Rate limit reached for "),
+        "{}",
+        limited.stderr
+    );
+    assert!(limited.stderr.ends_with(" s\n"), "{}", limited.stderr);
 }
