@@ -2,32 +2,19 @@
 //! to every instance through Redis pub/sub.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::StreamExt;
 use futures::stream::BoxStream;
-use redis::aio::PubSub;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
-use tokio::time::{Instant, timeout};
 use toolwire_server::{Change, ChangeFeed, ChangeTopics, InMemoryChangeFeed};
 
 use crate::connection::{Failure, RedisConnection};
+use crate::subscriber::{self, listen_for_ever, publish_queued};
 
 /// Changes waiting to be sent to Redis; past it new ones are not sent
 /// (local subscribers still hear them).
 const OUTGOING_BUFFER: usize = 1024;
-
-/// The first wait before subscribing again after a failure.
-const FIRST_RETRY: Duration = Duration::from_millis(100);
-
-/// The longest wait between two subscription attempts.
-const LAST_RETRY: Duration = Duration::from_secs(5);
-
-/// How often the subscription is checked with PING: a connection that
-/// died without closing (a lost peer, a dropped NAT entry) is noticed.
-const PING_EVERY: Duration = Duration::from_secs(10);
 
 /// A [`ChangeFeed`] shared by every instance on the same Redis and key
 /// prefix: a change published on one reaches the `subscriptions/listen`
@@ -93,15 +80,23 @@ impl RedisChangeFeed {
         let id: Arc<str> = Arc::from(format!("{:016x}", rand::random::<u64>()));
         let channel = format!("{}changes", redis.key_prefix());
         let (outgoing, queue) = mpsc::channel(OUTGOING_BUFFER);
-        tokio::spawn(send(redis.clone(), channel.clone(), queue));
+        tokio::spawn(publish_queued(
+            redis.clone(),
+            channel.clone(),
+            queue,
+            "changes",
+        ));
         let listener = Listener {
-            redis: redis.clone(),
-            channel: channel.clone(),
             id: id.clone(),
             local: local.clone(),
             outgoing: outgoing.clone(),
         };
-        let subscriber = tokio::spawn(listener.run()).abort_handle();
+        let subscriber = tokio::spawn(listen_for_ever(
+            redis.clone(),
+            channel.clone(),
+            Arc::new(listener),
+        ))
+        .abort_handle();
         RedisChangeFeed {
             local,
             outgoing,
@@ -244,113 +239,23 @@ fn all_lists() -> Vec<Change> {
     ]
 }
 
-/// The sender task: PUBLISHes each queued message, until the feed is dropped.
-async fn send(redis: RedisConnection, channel: String, mut queue: mpsc::Receiver<String>) {
-    let mut down = false;
-    while let Some(message) = queue.recv().await {
-        match redis.publish(&channel, &message).await {
-            Ok(()) if down => {
-                down = false;
-                tracing::info!(
-                    address = redis.address(),
-                    "changes reach other instances again"
-                );
-            }
-            Ok(()) => {}
-            Err(failure) if !down => {
-                down = true;
-                tracing::warn!(%failure, "changes do not reach other instances while Redis is unreachable");
-            }
-            Err(_) => {}
-        }
-    }
-}
-
 /// The subscriber task's state.
 struct Listener {
-    redis: RedisConnection,
-    channel: String,
     id: Arc<str>,
     local: Arc<InMemoryChangeFeed>,
     outgoing: mpsc::Sender<String>,
 }
 
-impl Listener {
-    /// Subscribes, relays, and subscribes again, for ever (aborted on drop).
-    async fn run(self) {
-        let mut delay = FIRST_RETRY;
-        let mut outage = false;
-        let mut missed = false;
-        loop {
-            match self.subscribe().await {
-                Ok(pubsub) => {
-                    if outage {
-                        tracing::info!(channel = %self.channel, "change feed subscribed to Redis again");
-                    }
-                    if missed {
-                        self.catch_up();
-                    }
-                    let since = Instant::now();
-                    let reason = self.relay(pubsub).await;
-                    tracing::warn!(%reason, "change feed lost its Redis subscription; changes from other instances are missed until it is back");
-                    (outage, missed) = (true, true);
-                    if since.elapsed() >= LAST_RETRY {
-                        delay = FIRST_RETRY;
-                    }
-                }
-                Err(failure) => {
-                    if !outage {
-                        outage = true;
-                        tracing::warn!(%failure, "change feed cannot subscribe to Redis; changes from other instances are missed until it can");
-                    }
-                    missed = true;
-                }
-            }
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(LAST_RETRY);
-        }
+impl subscriber::Listener for Listener {
+    fn name(&self) -> &str {
+        "change feed"
     }
 
-    /// A pub/sub connection subscribed to the channel.
-    async fn subscribe(&self) -> Result<PubSub, Failure> {
-        let limit = self.redis.connect_timeout();
-        let connect = timeout(limit, self.redis.client().get_async_pubsub());
-        let mut pubsub = match connect.await {
-            Ok(Ok(pubsub)) => pubsub,
-            Ok(Err(error)) => return Err(self.redis.failure(&error)),
-            Err(_) => {
-                return Err(self
-                    .redis
-                    .failure(&format!("no connection within {limit:?}")));
-            }
-        };
-        let limit = self.redis.command_timeout();
-        match timeout(limit, pubsub.subscribe(&self.channel)).await {
-            Ok(Ok(())) => Ok(pubsub),
-            Ok(Err(error)) => Err(self.redis.failure(&error)),
-            Err(_) => Err(self.redis.failure(&format!("no answer within {limit:?}"))),
+    async fn subscribed(&self, missed: bool) -> Result<(), Failure> {
+        if missed {
+            self.catch_up();
         }
-    }
-
-    /// Publishes other instances' changes locally until the connection
-    /// fails; returns why it did.
-    async fn relay(&self, pubsub: PubSub) -> Failure {
-        let (mut sink, mut messages) = pubsub.split();
-        let mut ping = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
-        let limit = self.redis.command_timeout();
-        loop {
-            tokio::select! {
-                message = messages.next() => match message {
-                    Some(message) => self.receive(message.get_payload_bytes()),
-                    None => return self.redis.failure(&"connection closed"),
-                },
-                _ = ping.tick() => match timeout(limit, sink.ping::<redis::Value>()).await {
-                    Ok(Ok(_)) => {}
-                    Ok(Err(error)) => return self.redis.failure(&error),
-                    Err(_) => return self.redis.failure(&format!("no answer to PING within {limit:?}")),
-                },
-            }
-        }
+        Ok(())
     }
 
     /// Publishes one message's changes locally, unless this instance sent it.
@@ -364,7 +269,9 @@ impl Listener {
             }
         }
     }
+}
 
+impl Listener {
     /// After missing messages: every list may have changed, here and (for
     /// this instance's changes that did not get out) elsewhere.
     fn catch_up(&self) {

@@ -270,6 +270,15 @@ impl RedisConnection {
         self.bounded(invocation.invoke_async(&mut manager)).await
     }
 
+    /// Runs one command within the command timeout.
+    pub(crate) async fn query<T: FromRedisValue>(
+        &self,
+        command: &redis::Cmd,
+    ) -> Result<T, Failure> {
+        let mut manager = self.manager.clone();
+        self.bounded(command.query_async::<T>(&mut manager)).await
+    }
+
     /// PUBLISH `message` on `channel` within the command timeout.
     pub(crate) async fn publish(&self, channel: &str, message: &str) -> Result<(), Failure> {
         let mut manager = self.manager.clone();

@@ -35,6 +35,11 @@ pub(crate) fn rate_key(prefix: &str, key: &str) -> String {
     format!("{prefix}rl:{key}")
 }
 
+/// The record of legacy session `id`: `{prefix}session:ID` (escaped).
+pub(crate) fn session_key(prefix: &str, id: &str) -> String {
+    format!("{prefix}session:{}", escape(id))
+}
+
 /// The two keys of one handle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HandleKeys {

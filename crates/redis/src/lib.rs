@@ -11,6 +11,10 @@
 //! * [`RedisChangeFeed`] ([`ChangeFeed`](toolwire_server::ChangeFeed)):
 //!   `list_changed` and `resources/updated` raised on one instance reach
 //!   the listeners of every instance (Redis pub/sub).
+//! * [`RedisSessionStore`] ([`SessionStore`](toolwire_server::SessionStore)):
+//!   a legacy (2025-11-25) HTTP session opened on one instance is served by
+//!   any, answers to its server→client requests find the waiting instance,
+//!   `DELETE` and expiry hold everywhere.
 //! * [`RedisFlag`]: a named on/off switch that any instance toggles
 //!   atomically (one round trip) and every instance watches, caught up
 //!   after an outage.
@@ -108,6 +112,8 @@ mod handles;
 mod keys;
 mod lock;
 mod rate_limit;
+mod sessions;
+mod subscriber;
 
 pub use change_feed::RedisChangeFeed;
 pub use connection::{
@@ -117,3 +123,4 @@ pub use connection::{
 pub use flag::{FlagError, RedisFlag};
 pub use handles::RedisHandles;
 pub use rate_limit::{CLOSED_RETRY, FailMode, RedisRateLimits};
+pub use sessions::RedisSessionStore;

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolwire_protocol::{ElicitAction, LoggingLevel};
 use toolwire_server::http::{HttpConfig, HttpServer, SessionTable};
+use toolwire_server::protocol::{ElicitAction, LoggingLevel};
 use toolwire_server::{NoArgs, RequestContext, Server, ServerBuilder, ToolBuilder, ToolError};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
