@@ -2,27 +2,15 @@
 //! flips atomically, and watches.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
-use futures::StreamExt;
 use redis::Script;
-use redis::aio::PubSub;
 use serde::Deserialize;
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
-use tokio::time::{Instant, timeout};
 
 use crate::connection::{Failure, RedisConnection};
 use crate::keys::escape;
-
-/// The first wait before subscribing again after a failure (as the change feed).
-const FIRST_RETRY: Duration = Duration::from_millis(100);
-
-/// The longest wait between two subscription attempts.
-const LAST_RETRY: Duration = Duration::from_secs(5);
-
-/// How often the subscription is checked with PING.
-const PING_EVERY: Duration = Duration::from_secs(10);
+use crate::subscriber::{Listener, listen_for_ever};
 
 /// Reads, sets or toggles the flag hash `KEYS[1]` and, on a change,
 /// PUBLISHes its new state on `ARGV[1]`. `ARGV[2]` is `get`, `toggle`,
@@ -168,7 +156,9 @@ impl RedisFlag {
             newest: Mutex::new(State::default()),
             on: watch::Sender::new(false),
         });
-        let subscriber = tokio::spawn(subscribe_for_ever(shared.clone())).abort_handle();
+        let (redis, channel) = (redis.clone(), shared.channel.clone());
+        let subscriber = tokio::spawn(listen_for_ever(redis, channel, shared.clone()));
+        let subscriber = subscriber.abort_handle();
         RedisFlag { shared, subscriber }
     }
 
@@ -258,47 +248,21 @@ impl Shared {
             detail: failure.0,
         }
     }
+}
 
-    /// A pub/sub connection subscribed to the channel.
-    async fn subscribe(&self) -> Result<PubSub, String> {
-        let limit = self.redis.connect_timeout();
-        let connect = timeout(limit, self.redis.client().get_async_pubsub());
-        let mut pubsub = match connect.await {
-            Ok(Ok(pubsub)) => pubsub,
-            Ok(Err(error)) => return Err(error.to_string()),
-            Err(_) => return Err(format!("no connection within {limit:?}")),
-        };
-        let limit = self.redis.command_timeout();
-        match timeout(limit, pubsub.subscribe(&self.channel)).await {
-            Ok(Ok(())) => Ok(pubsub),
-            Ok(Err(error)) => Err(error.to_string()),
-            Err(_) => Err(format!("no answer within {limit:?}")),
-        }
+impl Listener for Shared {
+    fn name(&self) -> &str {
+        "flag"
     }
 
-    /// Subscribed: reads the flag again, then takes in every message until
-    /// the connection fails; returns why it did.
-    async fn follow(&self, pubsub: PubSub) -> String {
-        let (mut sink, mut messages) = pubsub.split();
-        // After subscribing: a change made meanwhile is either in this read
-        // or in a message that follows it.
-        if let Err(error) = self.run("get", true).await {
-            return error.to_string();
-        }
-        let mut ping = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
-        let limit = self.redis.command_timeout();
-        loop {
-            tokio::select! {
-                message = messages.next() => match message {
-                    Some(message) => self.receive(message.get_payload_bytes()),
-                    None => return "connection closed".to_owned(),
-                },
-                _ = ping.tick() => match timeout(limit, sink.ping::<redis::Value>()).await {
-                    Ok(Ok(_)) => {}
-                    Ok(Err(error)) => return error.to_string(),
-                    Err(_) => return format!("no answer to PING within {limit:?}"),
-                },
-            }
+    /// Reads the flag again each time it is subscribed (the first time
+    /// too): a change made meanwhile is either in this read or in a
+    /// message that follows it.
+    async fn subscribed(&self, _missed: bool) -> Result<(), Failure> {
+        match self.run("get", true).await {
+            Ok(_) => Ok(()),
+            Err(FlagError::Unavailable { detail, .. }) => Err(Failure(detail)),
+            Err(other) => Err(Failure(other.to_string())),
         }
     }
 
@@ -309,36 +273,6 @@ impl Shared {
                 tracing::debug!(%error, key = %self.key, "ignored a message on a flag channel")
             }
         }
-    }
-}
-
-/// Subscribes, follows, and subscribes again, for ever (aborted on drop).
-async fn subscribe_for_ever(shared: Arc<Shared>) {
-    let mut delay = FIRST_RETRY;
-    let mut outage = false;
-    loop {
-        let reason = match shared.subscribe().await {
-            Ok(pubsub) => {
-                if outage {
-                    tracing::info!(key = %shared.key, "flag subscribed to Redis again");
-                    outage = false;
-                }
-                let since = Instant::now();
-                let reason = shared.follow(pubsub).await;
-                if since.elapsed() >= LAST_RETRY {
-                    delay = FIRST_RETRY;
-                }
-                reason
-            }
-            Err(reason) => reason,
-        };
-        if !outage {
-            outage = true;
-            tracing::warn!(key = %shared.key, address = shared.redis.address(), %reason,
-                "flag not followed while Redis is unreachable; its value here may be stale until it is back");
-        }
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(LAST_RETRY);
     }
 }
 
