@@ -38,6 +38,17 @@ async fn subscribed(redis: &RedisServer, channel: &str, count: i64) {
     .await;
 }
 
+/// The flag's version field: how many writes it has had.
+async fn version(redis: &RedisServer, key: &str) -> u64 {
+    let mut raw = redis.raw().await;
+    redis::cmd("HGET")
+        .arg(key)
+        .arg("version")
+        .query_async(&mut raw)
+        .await
+        .unwrap()
+}
+
 /// The next value `changes` reports (bounded wait).
 async fn next(changes: &mut watch::Receiver<bool>) -> bool {
     timeout(WAIT, changes.changed())
@@ -60,14 +71,17 @@ async fn a_toggle_on_one_instance_is_seen_by_the_others_watch() {
     assert!(b.get().await.unwrap());
 
     assert!(!b.toggle().await.unwrap());
+    // B's own toggle is known to B at once.
+    assert!(!*on_b.borrow_and_update());
     let mut on_a = a.watch();
     eventually("A hears B's toggle", || {
         let off = !*on_a.borrow_and_update();
         async move { off }
     })
     .await;
-    // Setting the value it has changes nothing and tells nobody.
+    // Setting the value it has answers it and writes nothing.
     assert!(!a.set(false).await.unwrap());
+    assert_eq!(version(&redis, a.key()).await, 2);
     assert!(a.set(true).await.unwrap());
     assert!(next(&mut on_b).await);
 }
@@ -108,14 +122,7 @@ async fn concurrent_toggles_from_both_instances_end_consistent() {
     let ons = from_a.iter().chain(&from_b).filter(|on| **on).count();
     assert_eq!(ons, 25);
     assert!(!a.get().await.unwrap());
-    let mut raw = redis.raw().await;
-    let version: u64 = redis::cmd("HGET")
-        .arg(a.key())
-        .arg("version")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
-    assert_eq!(version, 50);
+    assert_eq!(version(&redis, a.key()).await, 50);
     for flag in [&a, &b] {
         eventually("both instances know it is off", || {
             let off = !flag.current();
