@@ -6,8 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::cluster::ClusterClientBuilder;
 use redis::{Client, FromRedisValue, ScriptInvocation, TlsCertificates};
 
+use crate::backend::Backend;
 use crate::keys::check_prefix;
 
 /// The key prefix used unless [`RedisConfig::key_prefix`] sets another.
@@ -44,6 +46,8 @@ pub struct RedisConfig {
     command_timeout: Duration,
     connect_timeout: Duration,
     root_certificate: Option<Vec<u8>>,
+    /// Seed nodes of a Redis Cluster; empty for one server at `url`.
+    cluster_nodes: Vec<String>,
 }
 
 impl fmt::Debug for RedisConfig {
@@ -54,6 +58,7 @@ impl fmt::Debug for RedisConfig {
             .field("command_timeout", &self.command_timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("root_certificate", &self.root_certificate.is_some())
+            .field("cluster", &!self.cluster_nodes.is_empty())
             .finish()
     }
 }
@@ -88,7 +93,38 @@ impl RedisConfig {
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             root_certificate: None,
+            cluster_nodes: Vec::new(),
         }
+    }
+
+    /// A Redis Cluster reached through `nodes` (any of its nodes; more
+    /// than one in case some are down), each a `redis://` or `rediss://`
+    /// URL. Commands go to the node holding their key's slot (every
+    /// multi-key script of this crate keeps its keys in one slot). Pub/sub
+    /// subscribes through the first node, since the cluster carries a
+    /// PUBLISH to every node: while that node is down, list changes and
+    /// session events from other instances are missed (and caught up as
+    /// after any outage).
+    ///
+    /// ```
+    /// use toolwire_redis::RedisConfig;
+    /// let config = RedisConfig::cluster(["redis://10.0.0.1:7000", "redis://10.0.0.2:7000"]);
+    /// assert!(config.is_cluster());
+    /// ```
+    pub fn cluster<I, S>(nodes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let nodes: Vec<String> = nodes.into_iter().map(Into::into).collect();
+        let mut config = RedisConfig::new(nodes.first().cloned().unwrap_or_default());
+        config.cluster_nodes = nodes;
+        config
+    }
+
+    /// True for a [`RedisConfig::cluster`] configuration.
+    pub fn is_cluster(&self) -> bool {
+        !self.cluster_nodes.is_empty()
     }
 
     /// The text every key starts with (default `toolwire:`): deployments
@@ -126,6 +162,9 @@ impl RedisConfig {
     /// Connects, waiting until Redis answers (or the attempts fail). The
     /// connection reconnects by itself whenever Redis goes away and comes back.
     pub async fn connect(&self) -> Result<RedisConnection, ConnectError> {
+        if self.is_cluster() {
+            return self.connect_cluster().await;
+        }
         let (client, address) = self.client()?;
         let manager = ConnectionManager::new_with_config(client.clone(), self.manager_config())
             .await
@@ -133,13 +172,49 @@ impl RedisConfig {
                 address: address.clone(),
                 reason: e.to_string(),
             })?;
-        Ok(self.connection(client, manager, address))
+        Ok(self.connection(client, Backend::Single(manager), address))
+    }
+
+    async fn connect_cluster(&self) -> Result<RedisConnection, ConnectError> {
+        let (client, _) = self.client()?;
+        let address = self
+            .cluster_nodes
+            .iter()
+            .map(|node| address_of(node))
+            .collect::<Vec<_>>()
+            .join(",");
+        let failed = |e: redis::RedisError| ConnectError::Connect {
+            address: address.clone(),
+            reason: e.to_string(),
+        };
+        let mut builder = ClusterClientBuilder::new(self.cluster_nodes.clone())
+            .connection_timeout(self.connect_timeout)
+            .response_timeout(self.command_timeout)
+            .retries(RECONNECT_RETRIES as u32);
+        if let Some(pem) = &self.root_certificate {
+            builder = builder.certs(TlsCertificates {
+                client_tls: None,
+                root_cert: Some(pem.clone()),
+            });
+        }
+        let cluster = builder.build().map_err(failed)?;
+        let connection = cluster.get_async_connection().await.map_err(failed)?;
+        Ok(self.connection(client, Backend::Cluster(connection), address))
     }
 
     /// Like [`RedisConfig::connect`] but without waiting: the first command
     /// connects, so a server can start while Redis is still down. Call it
     /// within a Tokio runtime (the connection spawns a task).
+    ///
+    /// A cluster cannot be connected lazily: it fails with
+    /// [`ConnectError::Connect`] saying so.
     pub fn connect_lazy(&self) -> Result<RedisConnection, ConnectError> {
+        if self.is_cluster() {
+            return Err(ConnectError::Connect {
+                address: address_of(&self.url).to_owned(),
+                reason: "a Redis Cluster is connected with connect(), not connect_lazy()".into(),
+            });
+        }
         let (client, address) = self.client()?;
         let manager =
             ConnectionManager::new_lazy_with_config(client.clone(), self.manager_config())
@@ -147,7 +222,7 @@ impl RedisConfig {
                     address: address.clone(),
                     reason: e.to_string(),
                 })?;
-        Ok(self.connection(client, manager, address))
+        Ok(self.connection(client, Backend::Single(manager), address))
     }
 
     fn client(&self) -> Result<(Client, String), ConnectError> {
@@ -180,12 +255,7 @@ impl RedisConfig {
             .set_max_delay(Duration::from_millis(500))
     }
 
-    fn connection(
-        &self,
-        client: Client,
-        manager: ConnectionManager,
-        address: String,
-    ) -> RedisConnection {
+    fn connection(&self, client: Client, manager: Backend, address: String) -> RedisConnection {
         RedisConnection {
             client,
             manager,
@@ -216,7 +286,7 @@ fn address_of(url: &str) -> &str {
 pub struct RedisConnection {
     /// For dedicated connections (pub/sub); the manager has its own copy.
     client: Client,
-    manager: ConnectionManager,
+    manager: Backend,
     prefix: Arc<str>,
     address: Arc<str>,
     timeout: Duration,

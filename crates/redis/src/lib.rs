@@ -21,9 +21,9 @@
 //!
 //! All take a [`RedisConnection`] from [`RedisConfig::connect`]
 //! (`redis://` or `rediss://`; it reconnects by itself) and work on Valkey
-//! too. Every multi-key script touches keys of one hash tag, so the layout
-//! suits Redis Cluster, but this crate connects to one server (or a proxy):
-//! cluster connections are not implemented yet.
+//! too. [`RedisConfig::cluster`] connects to a Redis Cluster instead: every
+//! multi-key script touches keys of one hash tag, so each runs on the node
+//! holding that slot.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -105,6 +105,7 @@ macro_rules! handle_script {
     };
 }
 
+mod backend;
 mod change_feed;
 mod connection;
 mod flag;
