@@ -43,6 +43,18 @@ return {wanted and 1 or 0, version, epoch}
 });
 
 /// Why a [`RedisFlag`] call failed.
+///
+/// ```no_run
+/// # async fn demo(flag: toolwire_redis::RedisFlag) {
+/// use toolwire_redis::FlagError;
+/// match flag.toggle().await {
+///     Ok(on) => println!("now {on}"),
+///     // "Redis at HOST:PORT is unreachable"; the detail is for the log.
+///     Err(error @ FlagError::Unavailable { .. }) => eprintln!("{error}; retry in 1 s"),
+///     Err(other) => eprintln!("{other}"),
+/// }
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FlagError {
     /// Redis did not answer within the command timeout, or refused the
