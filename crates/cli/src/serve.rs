@@ -10,7 +10,7 @@ use toolwire::server::auth::{AuthConfig, StaticTokens};
 use toolwire::server::http::{HttpConfig, HttpServer};
 use toolwire::server::{Principal, RateLimit, StateKey};
 
-use toolwire_redis::{RedisConfig, RedisConnection, RedisRateLimits};
+use toolwire_redis::{RedisConfig, RedisConnection, RedisRateLimits, RedisSessionStore};
 
 use crate::demo::DemoOptions;
 use crate::failure::Failure;
@@ -73,14 +73,21 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N/SECS", value_parser = parse_rate)]
     rate_limit: Option<RateLimit>,
 
-    /// Keep baskets and rate-limit buckets in Redis (or Valkey) at URL,
-    /// redis://HOST:PORT or rediss:// (TLS), and tell list changes through
-    /// it, so that several `toolwire serve` instances behind one load
-    /// balancer share them. Without Redis
-    /// (down or unreachable) basket tools fail with an error saying so and
-    /// calls are refused for a second (fail closed) until it is back.
+    /// Keep baskets, rate-limit buckets, legacy HTTP sessions and the
+    /// extra_tool switch in Redis (or Valkey) at URL, redis://HOST:PORT or
+    /// rediss:// (TLS), and tell list changes through it, so that several
+    /// `toolwire serve` instances behind one load balancer share them (no
+    /// sticky sessions needed). Without Redis (down or unreachable) basket
+    /// tools and toggle_extras fail with an error saying so, calls are
+    /// refused for a second (fail closed) and new legacy sessions with 503,
+    /// until it is back.
     #[arg(long, value_name = "URL")]
     redis: Option<String>,
+
+    /// --redis names a Redis Cluster: URL is one seed node, or several
+    /// separated by commas (redis://10.0.0.1:7000,redis://10.0.0.2:7000).
+    #[arg(long, requires = "redis")]
+    redis_cluster: bool,
 
     /// Forget a basket (the basket_id handle of create_basket) after SECS
     /// seconds without use. [default: 1800]
@@ -175,7 +182,7 @@ fn parse_max_sessions(text: &str) -> Result<usize, String> {
 
 pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let redis = match &args.redis {
-        Some(url) => Some(connect_redis(url).await?),
+        Some(url) => Some(connect_redis(url, args.redis_cluster).await?),
         None => None,
     };
     let options = DemoOptions {
@@ -220,7 +227,9 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         let addr = listener.local_addr().map_err(|e| bind_failure(wanted, e))?;
         let mut config = with_session_limits(HttpConfig::new(), &args);
         if let Some(redis) = &redis {
-            config = config.rate_limit_store(Arc::new(RedisRateLimits::new(redis.clone())));
+            config = config
+                .rate_limit_store(Arc::new(RedisRateLimits::new(redis.clone())))
+                .session_store(Arc::new(RedisSessionStore::new(redis)));
         }
         if !args.tokens.is_empty() {
             config = config.auth(auth_config(addr, &args.tokens)?);
@@ -259,13 +268,18 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
 
 /// Connects to `--redis URL`, so that a wrong URL or a Redis that is not
 /// there is said at start, not at the first call.
-async fn connect_redis(url: &str) -> Result<RedisConnection, Failure> {
-    let connection = RedisConfig::new(url).connect().await.map_err(|e| {
+async fn connect_redis(url: &str, cluster: bool) -> Result<RedisConnection, Failure> {
+    let config = if cluster {
+        RedisConfig::cluster(url.split(',').map(str::trim))
+    } else {
+        RedisConfig::new(url)
+    };
+    let connection = config.connect().await.map_err(|e| {
         Failure::usage(format!("--redis: {e}"))
             .hint("start Redis (e.g. `redis-server --port 6379`) or fix the URL")
     })?;
     tracing::info!(
-        "baskets, rate limits and list changes go through Redis at {} (key prefix {})",
+        "baskets, rate limits, legacy sessions, the extra_tool switch and list changes go through Redis at {} (key prefix {})",
         connection.address(),
         connection.key_prefix()
     );
