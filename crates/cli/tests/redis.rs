@@ -1,8 +1,12 @@
 //! `toolwire serve --redis URL`: instances on one Redis (a `redis-server`
 //! of the test's own on a loopback port) share baskets, rate limits and
 //! the `toggle_extras` tool list, and keep serving when one of them is
-//! killed mid-call; an unreachable Redis is refused at start.
+//! killed mid-call, and serve one legacy (2025-11-25) session between them;
+//! an unreachable Redis is refused at start.
 
+#[allow(dead_code)]
+#[path = "../../server/tests/common/legacy_http.rs"]
+mod legacy_http;
 #[path = "../../redis/tests/support/mod.rs"]
 mod redis_support;
 mod support;
@@ -489,4 +493,52 @@ async fn the_others_keep_serving_when_one_instance_is_killed_mid_call() {
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no wait in {:?}", limited.stderr));
     assert!((1100..=1200).contains(&seconds), "{}", limited.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_session_opened_on_one_instance_is_served_and_ended_through_the_other() {
+    use legacy_http::{Events, LegacyClient, legacy};
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let (a, b) = tokio::task::spawn_blocking(move || {
+        (
+            Served::start(&["--redis", &url]),
+            Served::start(&["--redis", &url]),
+        )
+    })
+    .await
+    .unwrap();
+    let (on_a, on_b) = (
+        LegacyClient::new(a.url.clone()),
+        LegacyClient::new(b.url.clone()),
+    );
+    let id = on_a.open(None).await;
+
+    let call = legacy(
+        2,
+        "tools/call",
+        json!({"name": "delete_file", "arguments": {"path": "notes.txt"}}),
+    );
+    let mut events = Events::new(on_b.post(Some(&id), &call).send().await.unwrap());
+    assert_eq!(events.next().await.unwrap().data, "", "priming event");
+    let ask = events.message().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    assert_eq!(ask["params"]["message"], "Delete notes.txt?");
+    let answer = json!({"jsonrpc": "2.0", "id": ask["id"],
+        "result": {"action": "accept", "content": {"confirm": true}}});
+    let answered = on_a.post(Some(&id), &answer).send().await.unwrap();
+    assert_eq!(answered.status(), 202);
+    let done = events.message().await;
+    assert_eq!(done["id"], 2, "{done}");
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        "Deleted notes.txt (pretend: the demo never touches your files)"
+    );
+
+    assert_eq!(on_b.delete(&id).send().await.unwrap().status(), 204);
+    let (status, _) = on_a.call(&id, &legacy(3, "ping", json!({}))).await;
+    assert_eq!(status, 404, "the session ended on every instance");
+    tokio::task::spawn_blocking(move || drop((a, b)))
+        .await
+        .unwrap();
 }

@@ -14,7 +14,7 @@ mod legacy_http;
 
 use std::sync::Arc;
 
-use legacy_http::{Endpoint, Events, builder, initialize, legacy};
+use legacy_http::{Endpoint, Events, builder, echo, echoed, initialize, legacy};
 use serde_json::{Value, json};
 use support::RedisServer;
 use toolwire_redis::RedisSessionStore;
@@ -26,27 +26,6 @@ async fn instance(server: &Server, redis: &RedisServer) -> Endpoint {
     let store = RedisSessionStore::new(&redis.connect().await);
     let config = HttpConfig::new().session_store(Arc::new(store));
     Endpoint::start(server.clone(), config).await
-}
-
-fn echo(id: i64, text: &str) -> Value {
-    legacy(
-        id,
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": text}}),
-    )
-}
-
-fn echoed(id: i64, text: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
-}
-
-fn standalone(endpoint: &Endpoint, session: &str) -> reqwest::RequestBuilder {
-    endpoint
-        .client
-        .get(&endpoint.url)
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", session)
-        .header("MCP-Protocol-Version", "2025-11-25")
 }
 
 #[tokio::test]
@@ -79,16 +58,9 @@ async fn a_session_moves_between_instances_with_its_elicitation_and_ends_on_both
         json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "accepted {\"ok\":true}"}]}})
     );
 
-    let mut stream = Events::new(standalone(&a, &id).send().await.unwrap());
+    let mut stream = Events::new(a.standalone(&id).send().await.unwrap());
     assert_eq!(stream.next().await.unwrap().data, "", "priming event");
-    let delete = b
-        .client
-        .delete(&b.url)
-        .header("Mcp-Session-Id", &id)
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
+    let delete = b.delete(&id).send().await.unwrap();
     assert_eq!(delete.status(), 204);
     assert!(
         stream.next().await.is_none(),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::legacy_http::{Endpoint, Events, builder, legacy};
+use common::legacy_http::{Endpoint, Events, builder, echo, echoed, legacy};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde_json::{Value, json};
@@ -30,18 +30,6 @@ async fn two_instances(server: &Server, store: Arc<dyn SessionStore>) -> (Endpoi
 
 fn shared() -> Arc<dyn SessionStore> {
     Arc::new(InMemorySessionStore::new())
-}
-
-fn echo(id: i64, text: &str) -> Value {
-    legacy(
-        id,
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": text}}),
-    )
-}
-
-fn echoed(id: i64, text: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
 }
 
 /// POSTs `tools/call confirm` as request `id`; its SSE events after the
@@ -137,25 +125,10 @@ async fn delete_on_one_instance_ends_the_session_on_both() {
     let server = builder().build().unwrap();
     let (a, b) = two_instances(&server, shared()).await;
     let id = a.open(None).await;
-    let standalone = b
-        .client
-        .get(&b.url)
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", &id)
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
+    let standalone = b.standalone(&id).send().await.unwrap();
     let mut events = Events::new(standalone);
     assert_eq!(events.next().await.unwrap().data, "", "priming event");
-    let delete = a
-        .client
-        .delete(&a.url)
-        .header("Mcp-Session-Id", &id)
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
+    let delete = a.delete(&id).send().await.unwrap();
     assert_eq!(delete.status(), 204);
     assert!(
         events.next().await.is_none(),
@@ -173,15 +146,7 @@ async fn a_subscription_made_through_one_instance_holds_on_the_others_stream() {
     let server = builder().build().unwrap();
     let (a, b) = two_instances(&server, shared()).await;
     let id = a.open(None).await;
-    let standalone = b
-        .client
-        .get(&b.url)
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", &id)
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
+    let standalone = b.standalone(&id).send().await.unwrap();
     let mut events = Events::new(standalone);
     assert_eq!(events.next().await.unwrap().data, "", "priming event");
     let subscribe = legacy(7, "resources/subscribe", json!({"uri": "test://watched"}));

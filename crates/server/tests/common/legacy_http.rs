@@ -55,13 +55,21 @@ pub fn builder() -> ServerBuilder {
         )
 }
 
-/// A server on 127.0.0.1:0 with `config`, its session table, and a client.
+/// A server on 127.0.0.1:0 with `config`, its session table, and a
+/// [`LegacyClient`] for it (its methods are the endpoint's).
 pub struct Endpoint {
-    pub url: String,
     pub sessions: SessionTable,
-    pub client: reqwest::Client,
+    client: LegacyClient,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl std::ops::Deref for Endpoint {
+    type Target = LegacyClient;
+
+    fn deref(&self) -> &LegacyClient {
+        &self.client
+    }
 }
 
 impl Endpoint {
@@ -76,12 +84,52 @@ impl Endpoint {
             let _ = stopped.await;
         }));
         Endpoint {
-            url,
             sessions,
-            client: reqwest::Client::new(),
+            client: LegacyClient::new(url),
             stop: Some(stop),
             task,
         }
+    }
+
+    pub async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(Duration::from_secs(10), self.task)
+            .await
+            .expect("shutdown within 10 s")
+            .unwrap()
+            .unwrap();
+    }
+}
+
+/// A 2025-11-25 client of the endpoint at `url`.
+pub struct LegacyClient {
+    pub url: String,
+    pub client: reqwest::Client,
+}
+
+impl LegacyClient {
+    pub fn new(url: String) -> LegacyClient {
+        LegacyClient {
+            url,
+            client: reqwest::Client::new(),
+        }
+    }
+
+    /// `GET` of session `id`: its standalone stream.
+    pub fn standalone(&self, id: &str) -> reqwest::RequestBuilder {
+        self.client
+            .get(&self.url)
+            .header("Accept", "text/event-stream")
+            .header("Mcp-Session-Id", id)
+            .header("MCP-Protocol-Version", "2025-11-25")
+    }
+
+    /// `DELETE` of session `id`.
+    pub fn delete(&self, id: &str) -> reqwest::RequestBuilder {
+        self.client
+            .delete(&self.url)
+            .header("Mcp-Session-Id", id)
+            .header("MCP-Protocol-Version", "2025-11-25")
     }
 
     pub fn post(&self, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
@@ -130,15 +178,6 @@ impl Endpoint {
         let status = response.status().as_u16();
         (status, response.json().await.unwrap())
     }
-
-    pub async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        tokio::time::timeout(Duration::from_secs(10), self.task)
-            .await
-            .expect("shutdown within 10 s")
-            .unwrap()
-            .unwrap();
-    }
 }
 
 pub fn initialize(id: i64) -> Value {
@@ -151,6 +190,20 @@ pub fn initialize(id: i64) -> Value {
 
 pub fn legacy(id: i64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// `tools/call echo` with `text`, as request `id`.
+pub fn echo(id: i64, text: &str) -> Value {
+    legacy(
+        id,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": text}}),
+    )
+}
+
+/// The legacy result of [`echo`].
+pub fn echoed(id: i64, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
 }
 
 /// One SSE event: its id, retry and data lines.
