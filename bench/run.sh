@@ -5,7 +5,8 @@
 #   bench/run.sh all             # every scenario (compare, sse, list, schema, legacy, stdio, listen, sessions)
 #   bench/run.sh compare --rounds 3 --duration 10 --connections 64
 #   bench/run.sh legacy          # 2025-11-25 clients (a session per connection): toolwire vs rmcp --sessions
-#   bench/run.sh redis           # tools/call echo, rate-limit buckets in memory vs in Redis (own redis-server)
+#   bench/run.sh redis           # echo (rate-limit check) and bump (+ handle modify), memory vs Redis (own redis-server)
+#   bench/run.sh redis-instructions   # the same four under callgrind, and Redis commands per call
 #   bench/run.sh sessions        # 10,000 legacy sessions, their expiry, a second wave (about 1.5 minutes)
 #   bench/run.sh instructions    # callgrind instructions per request (needs valgrind)
 #   bench/run.sh soak --duration 120   # soak `toolwire serve` (default 600 s; build toolwire-cli first)
@@ -15,11 +16,13 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cargo build --release --quiet --manifest-path "$here/Cargo.toml" --bins
+# The binaries are where cargo put them (CARGO_TARGET_DIR, if set).
+bin="${CARGO_TARGET_DIR:-$here/target}/release"
 # 10,000 listen streams need 10,000+ descriptors in each process (the
 # sessions scenario needs only a few: its sessions share 16 connections).
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 if [ "${1:-}" = soak ]; then
     shift
-    exec "$here/target/release/soak" "$@"
+    exec "$bin/soak" "$@"
 fi
-exec "$here/target/release/bench" "$@"
+exec "$bin/bench" "$@"

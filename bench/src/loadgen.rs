@@ -10,7 +10,9 @@
 //! session per connection ([`open_session`]: `initialize`, then
 //! `notifications/initialized`), unless [`LoadConfig::sessions`] hands it
 //! sessions opened before, and sends every call with that session's
-//! `Mcp-Session-Id`.
+//! `Mcp-Session-Id`. [`Workload::Bump`] likewise first opens a counter
+//! handle per connection ([`open_counter`]), unless [`LoadConfig::counters`]
+//! hands it counters, and bumps that one.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -27,7 +29,8 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
 use crate::workload::{
-    INITIALIZED_BODY, LEGACY_PROTOCOL_VERSION, PATH, Workload, check_initialize, initialize_body,
+    INITIALIZED_BODY, LEGACY_PROTOCOL_VERSION, PATH, PROTOCOL_VERSION, Workload, check_initialize,
+    initialize_body, new_counter_body, result_text,
 };
 
 /// Most requests one connection sends in one run.
@@ -36,7 +39,8 @@ const MAX_REQUESTS_PER_CONNECTION: u64 = 50_000_000;
 const MAX_RECONNECTS: u32 = 50;
 /// Errors kept verbatim for the report.
 const KEPT_ERRORS: usize = 5;
-/// Most failed attempts of one connection to open its legacy session.
+/// Most failed attempts of one connection to open its legacy session (or
+/// its counter).
 const MAX_SESSION_ATTEMPTS: u32 = 50;
 
 /// One load run.
@@ -60,6 +64,9 @@ pub struct LoadConfig {
     /// `sessions[i % len]` (so that a callgrind count holds only calls);
     /// empty: each connection opens its own first.
     pub sessions: Vec<String>,
+    /// [`Workload::Bump`]: counter handles opened before the run, connection
+    /// `i` bumps `counters[i % len]`; empty: each connection opens its own.
+    pub counters: Vec<String>,
 }
 
 /// What one run measured.
@@ -113,8 +120,12 @@ pub async fn run(config: &LoadConfig) -> LoadResult {
             let id = &config.sessions[index % config.sessions.len()];
             Some(HeaderValue::from_str(id).expect("a session id is a valid header value"))
         };
+        let counter = (!config.counters.is_empty())
+            .then(|| config.counters[index % config.counters.len()].clone());
         let task = Connection {
             session,
+            counter,
+            last_count: None,
             addr: config.addr,
             host: host.clone(),
             workload: config.workload,
@@ -164,6 +175,10 @@ pub async fn run(config: &LoadConfig) -> LoadResult {
 struct Connection {
     /// The legacy session the calls name, when already open.
     session: Option<HeaderValue>,
+    /// The counter [`Workload::Bump`] bumps, when already open.
+    counter: Option<String>,
+    /// The count `bump` answered last on this connection.
+    last_count: Option<u64>,
     addr: SocketAddr,
     host: HeaderValue,
     workload: Workload,
@@ -245,23 +260,17 @@ impl Connection {
                     }
                 }
             };
-            if self.workload.is_legacy() && self.session.is_none() {
+            if let Some(what) = self.to_open() {
                 if session_attempts >= MAX_SESSION_ATTEMPTS {
                     tally.error(
                         measured,
-                        "could not open a session; connection given up".into(),
+                        format!("could not open a {what}; connection given up"),
                     );
                     break;
                 }
                 session_attempts += 1;
-                match tokio::time::timeout(self.timeout, open_session(send, &self.host, 0)).await {
-                    Ok(Ok(session)) => {
-                        tally.replies += 2;
-                        self.session = Some(
-                            HeaderValue::from_str(&session)
-                                .expect("a session id is a valid header value"),
-                        );
-                    }
+                match tokio::time::timeout(self.timeout, self.open(send)).await {
+                    Ok(Ok(replies)) => tally.replies += replies,
                     Ok(Err(error)) => {
                         tally.error(measured, error);
                         sender = None;
@@ -269,7 +278,7 @@ impl Connection {
                         continue;
                     }
                     Err(_) => {
-                        tally.error(measured, "opening the session timed out".into());
+                        tally.error(measured, format!("opening the {what} timed out"));
                         sender = None;
                         continue;
                     }
@@ -288,10 +297,11 @@ impl Connection {
             match outcome {
                 Ok(Ok((status, content_type, body))) => {
                     tally.replies += 1;
-                    match self
+                    let checked = self
                         .workload
                         .check(id, status, content_type.as_deref(), &body)
-                    {
+                        .and_then(|()| self.follow_count(&body));
+                    match checked {
                         Ok(()) => {
                             if measured {
                                 tally.ok += 1;
@@ -314,6 +324,49 @@ impl Connection {
             id += self.stride;
         }
         tally
+    }
+
+    /// What this connection must open before its first call, if anything.
+    fn to_open(&self) -> Option<&'static str> {
+        if self.workload.is_legacy() && self.session.is_none() {
+            Some("session")
+        } else if self.workload == Workload::Bump && self.counter.is_none() {
+            Some("counter")
+        } else {
+            None
+        }
+    }
+
+    /// Opens the session or counter [`Connection::to_open`] names; returns
+    /// the replies it took.
+    async fn open(&mut self, send: &mut Sender) -> Result<u64, String> {
+        if self.workload.is_legacy() {
+            let session = open_session(send, &self.host, 0).await?;
+            self.session =
+                Some(HeaderValue::from_str(&session).map_err(|_| "a bad Mcp-Session-Id")?);
+            Ok(2)
+        } else {
+            self.counter = Some(open_counter(send, &self.host, 0).await?);
+            Ok(1)
+        }
+    }
+
+    /// [`Workload::Bump`]: the count must be one more than the last one
+    /// this connection saw (no update lost, each one stored).
+    fn follow_count(&mut self, body: &[u8]) -> Result<(), String> {
+        if self.workload != Workload::Bump {
+            return Ok(());
+        }
+        let count: u64 = result_text(body)?
+            .parse()
+            .map_err(|_| "the count is not a number".to_owned())?;
+        let last = self.last_count.replace(count);
+        match last {
+            Some(last) if count != last + 1 => Err(format!(
+                "count {count} after {last} on one connection's own counter"
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn request(&self, id: u64) -> Request<Full<Bytes>> {
@@ -346,7 +399,9 @@ impl Connection {
             }
         }
         builder
-            .body(Full::new(Bytes::from(workload.body(id))))
+            .body(Full::new(Bytes::from(
+                workload.body_with(id, self.counter.as_deref()),
+            )))
             .expect("a valid request")
     }
 }
@@ -413,6 +468,51 @@ pub async fn open_session(
         ));
     }
     Ok(session)
+}
+
+/// Opens a counter for [`Workload::Bump`] on `sender`'s connection: a
+/// `tools/call` of `new_counter` (request `id`), whose one text block is the
+/// new handle's id (`cnt_…`).
+pub async fn open_counter(
+    sender: &mut Sender,
+    host: &HeaderValue,
+    id: u64,
+) -> Result<String, String> {
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri(PATH)
+        .header(header::HOST, host.clone())
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .header("mcp-protocol-version", PROTOCOL_VERSION)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "new_counter")
+        .body(Full::new(Bytes::from(new_counter_body(id))))
+        .map_err(|e| e.to_string())?;
+    let (status, _, body) = exchange(sender, request)
+        .await
+        .map_err(|e| format!("new_counter failed: {e}"))?;
+    if status != 200 {
+        return Err(format!("new_counter: HTTP {status}"));
+    }
+    let counter = result_text(&body).map_err(|e| format!("new_counter: {e}"))?;
+    if !counter.starts_with("cnt_") {
+        return Err(format!(
+            "new_counter answered {counter:?}, not a counter id"
+        ));
+    }
+    Ok(counter)
+}
+
+/// Opens `n` counters one after another on one connection to `addr`.
+pub async fn open_counters(addr: SocketAddr, n: usize) -> Result<Vec<String>, String> {
+    let host = HeaderValue::from_str(&addr.to_string()).map_err(|e| e.to_string())?;
+    let mut sender = connect(addr).await?;
+    let mut counters = Vec::with_capacity(n);
+    for id in 0..n as u64 {
+        counters.push(open_counter(&mut sender, &host, id).await?);
+    }
+    Ok(counters)
 }
 
 async fn exchange_with_session(

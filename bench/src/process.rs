@@ -217,6 +217,122 @@ impl RedisProcess {
             "redis-server on port {port} did not answer PING within 10 s"
         ))
     }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The CPU time it has used so far.
+    pub fn cpu_time(&self) -> Duration {
+        cpu_time(self.pid())
+    }
+
+    /// What clients have sent it so far, from `INFO commandstats` (one
+    /// short-lived connection of its own, 2 s timeout).
+    pub fn stats(&self) -> Result<RedisStats, String> {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let port = self
+            .url
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse::<u16>().ok());
+        let port = port.ok_or("no port in the Redis URL")?;
+        let failed = |e: std::io::Error| format!("INFO commandstats: {e}");
+        let mut stream = TcpStream::connect((LOOPBACK, port)).map_err(failed)?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .map_err(failed)?;
+        stream.write_all(b"INFO commandstats\r\n").map_err(failed)?;
+        let mut reader = BufReader::new(stream);
+        let mut header = String::new();
+        reader.read_line(&mut header).map_err(failed)?;
+        let length = header
+            .trim_end()
+            .strip_prefix('$')
+            .and_then(|n| n.parse().ok());
+        let mut text = vec![0u8; length.ok_or_else(|| format!("INFO answered {header:?}"))?];
+        reader.read_exact(&mut text).map_err(failed)?;
+        Ok(RedisStats::parse(&String::from_utf8_lossy(&text)))
+    }
+}
+
+/// Commands a redis-server has run, from `INFO commandstats`. Redis 7
+/// also lists there the commands Lua scripts run inside it; those are not
+/// round trips and are counted apart: what a client sent is a script call
+/// (`EVALSHA`, `EVAL`, `SCRIPT LOAD`; a script cannot run these) or a
+/// connection set-up command (`HELLO`, `CLIENT ...`, `SELECT`, `AUTH`), as in
+/// `crates/redis/tests/round_trips.rs`. The `INFO` reads themselves are left
+/// out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RedisStats {
+    /// Commands clients sent: round trips.
+    pub round_trips: u64,
+    /// Of them, script calls (`EVALSHA`, `EVAL`).
+    pub scripts: u64,
+    /// Commands the scripts ran inside Redis.
+    pub inner: u64,
+    /// Microseconds redis-server spent running what clients sent (its own
+    /// measure: the scripts' inner commands included, network I/O not).
+    pub usec: u64,
+}
+
+impl RedisStats {
+    /// Reads lines such as `cmdstat_evalsha:calls=2,usec=35,usec_per_call=17.50,...`.
+    pub fn parse(info: &str) -> RedisStats {
+        let mut stats = RedisStats::default();
+        for line in info.lines() {
+            let Some((name, fields)) = line
+                .strip_prefix("cmdstat_")
+                .and_then(|rest| rest.split_once(':'))
+            else {
+                continue;
+            };
+            let field = |key: &str| {
+                fields
+                    .split(',')
+                    .find_map(|f| f.strip_prefix(key)?.strip_prefix('='))
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            let calls = field("calls");
+            let script = name.starts_with("eval");
+            let sent = script
+                || name.starts_with("script")
+                || name.starts_with("client")
+                || ["hello", "select", "auth"].contains(&name);
+            if name == "info" {
+                continue;
+            } else if sent {
+                stats.round_trips += calls;
+                stats.usec += field("usec");
+                stats.scripts += if script { calls } else { 0 };
+            } else {
+                stats.inner += calls;
+            }
+        }
+        stats
+    }
+
+    /// What was sent between `before` and `self`.
+    pub fn since(self, before: RedisStats) -> RedisStats {
+        RedisStats {
+            round_trips: self.round_trips.saturating_sub(before.round_trips),
+            scripts: self.scripts.saturating_sub(before.scripts),
+            inner: self.inner.saturating_sub(before.inner),
+            usec: self.usec.saturating_sub(before.usec),
+        }
+    }
+
+    /// `self` plus `other`.
+    pub fn plus(self, other: RedisStats) -> RedisStats {
+        RedisStats {
+            round_trips: self.round_trips + other.round_trips,
+            scripts: self.scripts + other.scripts,
+            inner: self.inner + other.inner,
+            usec: self.usec + other.usec,
+        }
+    }
 }
 
 impl Drop for RedisProcess {
@@ -236,4 +352,30 @@ fn pong(port: u16) -> bool {
     stream.write_all(b"PING\r\n").is_ok()
         && stream.read_exact(&mut reply).is_ok()
         && &reply == b"+PONG\r\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commandstats_split_round_trips_from_script_commands() {
+        let info = "# Commandstats\r\n\
+            cmdstat_evalsha:calls=5,usec=50,usec_per_call=10.00,rejected_calls=0,failed_calls=0\r\n\
+            cmdstat_script|load:calls=2,usec=8,usec_per_call=4.00,rejected_calls=0,failed_calls=0\r\n\
+            cmdstat_hset:calls=10,usec=5,usec_per_call=0.50,rejected_calls=0,failed_calls=0\r\n\
+            cmdstat_info:calls=9,usec=900,usec_per_call=100.00,rejected_calls=0,failed_calls=0\r\n";
+        let stats = RedisStats::parse(info);
+        assert_eq!(
+            stats,
+            RedisStats {
+                round_trips: 7,
+                scripts: 5,
+                inner: 10,
+                usec: 58
+            }
+        );
+        assert_eq!(stats.plus(stats).since(stats), stats);
+        assert_eq!(stats.since(RedisStats::default()), stats);
+    }
 }

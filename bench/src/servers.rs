@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use toolwire_protocol::JsonObject;
 use toolwire_server::{
-    NoArgs, RateLimit, RequestContext, Server, ServerBuilder, ToolBuilder, ToolError,
+    Handles, NoArgs, RateLimit, RequestContext, Server, ServerBuilder, ToolBuilder, ToolError,
 };
 
 use crate::workload::{Order, order_schema};
@@ -14,6 +14,13 @@ use crate::workload::{Order, order_schema};
 pub struct EchoArgs {
     /// The text to send back.
     pub text: String,
+}
+
+/// The arguments of `bump`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct BumpArgs {
+    /// The counter's id, as new_counter returned it (cnt_...).
+    pub counter_id: String,
 }
 
 /// What the toolwire server registers.
@@ -89,6 +96,46 @@ pub fn toolwire_builder(options: ToolwireOptions) -> ServerBuilder {
         builder = builder.max_subscriptions_per_principal(limit);
     }
     builder
+}
+
+/// The counter handles of the `bump` scenario: ids `cnt_…`, in memory until
+/// [`Handles::store`] puts them elsewhere (Redis). The load generator opens
+/// one per connection and Redis keeps them across server restarts (30
+/// minutes), so the per-principal cap is raised far above what a run opens.
+pub fn counters() -> Handles<u64> {
+    Handles::new("cnt", "counter")
+        .created_by("new_counter")
+        .max_per_principal(1_000_000)
+}
+
+/// `new_counter` (mints a counter handle at 0, answers its id) and `bump`
+/// (adds one to the caller's counter `counter_id` and answers the new count):
+/// each `bump` is one handle read-modify-write (`Handles::with`).
+pub fn counter_tools(counters: &Handles<u64>) -> [ToolBuilder; 2] {
+    let create = counters.clone();
+    let bump = counters.clone();
+    [
+        counters.describe(
+            ToolBuilder::new("new_counter")
+                .description("Creates a counter at 0 and returns its counter_id.")
+                .handler(move |_: NoArgs, cx: RequestContext| {
+                    let counters = create.clone();
+                    async move { counters.create(&cx, 0).await }
+                }),
+        ),
+        ToolBuilder::new("bump")
+            .description("Adds one to a counter and returns the new count")
+            .handler(move |args: BumpArgs, cx: RequestContext| {
+                let counters = bump.clone();
+                async move {
+                    let bumped = |n: &mut u64| {
+                        *n += 1;
+                        n.to_string()
+                    };
+                    counters.with(&cx, &args.counter_id, bumped).await
+                }
+            }),
+    ]
 }
 
 /// The description of filler tool `n` (the same for every server).

@@ -61,6 +61,12 @@ pub enum Workload {
     /// `Mcp-Method`/`Mcp-Name`). The reply may be JSON or an SSE stream; either
     /// way it must carry the one result, with the text sent.
     LegacyEcho,
+    /// `tools/call` of `bump` on the connection's own counter handle (opened
+    /// first with `new_counter`, see [`new_counter_body`]): one handle
+    /// read-modify-write per call. The reply must be one text block holding
+    /// the new count (the load generator also checks it is one more than the
+    /// last).
+    Bump,
 }
 
 impl Workload {
@@ -73,6 +79,7 @@ impl Workload {
             Workload::Order => "tools/call order (validated)",
             Workload::OrderLoose => "tools/call order_loose (not validated)",
             Workload::LegacyEcho => "tools/call echo (2025-11-25 session)",
+            Workload::Bump => "tools/call bump (handle read-modify-write)",
         }
     }
 
@@ -107,11 +114,18 @@ impl Workload {
             Workload::ToolsList => None,
             Workload::Order => Some("order"),
             Workload::OrderLoose => Some("order_loose"),
+            Workload::Bump => Some("bump"),
         }
     }
 
     /// The body of request number `id`.
     pub fn body(self, id: u64) -> String {
+        self.body_with(id, None)
+    }
+
+    /// The body of request number `id`; [`Workload::Bump`] names `counter`
+    /// (an empty id without one: the server then answers "not found").
+    pub fn body_with(self, id: u64, counter: Option<&str>) -> String {
         match self {
             Workload::Echo => call_body(id, "echo", &echo_arguments(id), ""),
             Workload::EchoProgress => call_body(
@@ -129,6 +143,12 @@ impl Workload {
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{}}}}}"#,
                 echo_arguments(id)
             ),
+            Workload::Bump => call_body(
+                id,
+                "bump",
+                &format!(r#"{{"counter_id":"{}"}}"#, counter.unwrap_or("")),
+                "",
+            ),
         }
     }
 
@@ -136,7 +156,7 @@ impl Workload {
     pub fn expected_text(self, id: u64) -> Option<String> {
         match self {
             Workload::Echo | Workload::EchoProgress | Workload::LegacyEcho => Some(echo_text(id)),
-            Workload::ToolsList => None,
+            Workload::ToolsList | Workload::Bump => None,
             Workload::Order | Workload::OrderLoose => Some(ORDER_REPLY.to_owned()),
         }
     }
@@ -204,6 +224,13 @@ impl Workload {
                     tools.len()
                 )),
                 None => Err(format!("no tools in the result: {}", snippet(body))),
+            },
+            Workload::Bump => match result.content.as_deref() {
+                Some([block]) if block.kind == "text" && count_of(block).is_some() => Ok(()),
+                _ => Err(format!(
+                    "expected one text block, a count: {}",
+                    snippet(body)
+                )),
             },
             _ => {
                 let expected = self.expected_text(id).unwrap_or_default();
@@ -288,6 +315,33 @@ pub fn single_sse_message(body: &[u8]) -> Result<String, String> {
         }
     }
     found.ok_or_else(|| "no message in the SSE reply".to_owned())
+}
+
+/// The body of a `tools/call` of `new_counter` (request `id`).
+pub fn new_counter_body(id: u64) -> String {
+    call_body(id, "new_counter", "{}", "")
+}
+
+/// The one text block of a successful `tools/call` reply (JSON): the id
+/// `new_counter` answers, or the count `bump` answers.
+pub fn result_text(body: &[u8]) -> Result<String, String> {
+    let reply: Reply<'_> = serde_json::from_slice(body)
+        .map_err(|e| format!("not a JSON-RPC response ({e}): {}", snippet(body)))?;
+    match reply.result {
+        Some(ReplyResult {
+            content: Some(blocks),
+            is_error: None | Some(false),
+            ..
+        }) => match blocks.as_slice() {
+            [block] if block.kind == "text" => Ok(block.text.as_deref().unwrap_or("").to_owned()),
+            _ => Err(format!("expected one text block: {}", snippet(body))),
+        },
+        _ => Err(format!("not a successful tool result: {}", snippet(body))),
+    }
+}
+
+fn count_of(block: &Block<'_>) -> Option<u64> {
+    block.text.as_deref()?.parse().ok().filter(|n| *n > 0)
 }
 
 /// The body of a 2025-11-25 `initialize` request number `id`.
@@ -554,6 +608,31 @@ mod tests {
                 .is_err()
         );
     }
+    #[test]
+    fn bump_requests_and_replies() {
+        let body: serde_json::Value =
+            serde_json::from_str(&Workload::Bump.body_with(4, Some("cnt_x"))).unwrap();
+        assert_eq!(body["params"]["name"], "bump");
+        assert_eq!(body["params"]["arguments"]["counter_id"], "cnt_x");
+        let body: serde_json::Value = serde_json::from_str(&new_counter_body(0)).unwrap();
+        assert_eq!(body["params"]["name"], "new_counter");
+
+        let ok = br#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"17"}]}}"#;
+        Workload::Bump
+            .check(4, 200, Some("application/json"), ok)
+            .unwrap();
+        assert_eq!(result_text(ok).unwrap(), "17");
+        let not_a_count =
+            br#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"x"}]}}"#;
+        assert!(
+            Workload::Bump
+                .check(4, 200, Some("application/json"), not_a_count)
+                .is_err()
+        );
+        let failed = br#"{"jsonrpc":"2.0","id":4,"result":{"isError":true,"content":[{"type":"text","text":"1"}]}}"#;
+        assert!(result_text(failed).is_err());
+    }
+
     #[test]
     fn legacy_requests_and_replies() {
         let body: serde_json::Value = serde_json::from_str(&Workload::LegacyEcho.body(9)).unwrap();

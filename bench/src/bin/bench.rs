@@ -1,7 +1,7 @@
 //! Runs the benchmarks and prints Markdown tables.
 //!
 //! ```text
-//! bench [compare|sse|list|schema|legacy|stdio|listen|sessions|all|instructions]
+//! bench [compare|sse|list|schema|legacy|redis|stdio|listen|sessions|all|instructions|redis-instructions]
 //!       [--rounds N] [--duration SECS] [--warmup SECS] [--connections N]
 //!       [--window N] [--streams N] [--requests N] [--session-count N]
 //!       [--idle-timeout SECS] [--waves N]
@@ -16,6 +16,10 @@
 //! 100 requests, zeroes the counters, sends `--requests` more (default
 //! 1,000) and divides the instructions by them. Unlike throughput on a
 //! shared machine, the figure is the same from run to run.
+//! `redis-instructions` does the same for echo and bump (a counter handle's
+//! read-modify-write) with the stores in memory and in Redis, its own
+//! `redis-server` running beside (not under callgrind), and counts with
+//! `INFO commandstats` what the counted requests sent Redis.
 //!
 //! Every HTTP scenario starts each server fresh on a free 127.0.0.1 port,
 //! runs the servers interleaved (A B C A B C ...) for `--rounds` rounds, kills
@@ -34,7 +38,7 @@ use http_body_util::{BodyExt, Full};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::Semaphore;
 use toolwire_bench::loadgen::{self, LoadConfig, new_histogram};
-use toolwire_bench::process::{Memory, RedisProcess, ServerProcess, binary};
+use toolwire_bench::process::{Memory, RedisProcess, RedisStats, ServerProcess, binary};
 use toolwire_bench::report::{self, Row, Sample, mib};
 use toolwire_bench::servers::REAL_TOOLS;
 use toolwire_bench::workload::{LIST_TOOLS, PATH, PROTOCOL_VERSION, Workload};
@@ -79,7 +83,7 @@ struct Variant {
     workload: Workload,
 }
 
-const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|redis|stdio|listen|sessions|all|instructions] \
+const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|redis|stdio|listen|sessions|all|instructions|redis-instructions] \
 [--rounds N] [--duration SECS] [--warmup SECS] [--connections N] [--window N] [--streams N] \
 [--requests N] [--session-count N] [--idle-timeout SECS] [--waves N]";
 
@@ -146,6 +150,7 @@ fn main() {
             "listen" => listen(&options).await,
             "sessions" => sessions(&options).await,
             "instructions" => instructions(&options).await,
+            "redis-instructions" => redis_instructions(&options).await,
             "all" => {
                 compare(&options).await?;
                 sse(&options).await?;
@@ -331,36 +336,99 @@ async fn legacy(options: &Options) -> Result<(), String> {
     Ok(())
 }
 
-/// tools/call echo with the rate-limit buckets in this process and in Redis
-/// (a `redis-server` of its own on loopback): one Redis round trip a call.
+/// tools/call echo (a rate-limit check) and bump (the check and a handle
+/// read-modify-write), with the buckets and counters in this process and
+/// in Redis (a `redis-server` of its own on loopback), plus what each run
+/// sent Redis and the CPU redis-server used meanwhile.
 async fn redis(options: &Options) -> Result<(), String> {
     let redis = RedisProcess::start()?;
+    let url = || ["--redis".to_owned(), redis.url.clone()];
+    let counters = || "--counter-tools".to_owned();
     let variants = vec![
         Variant {
-            label: "toolwire, buckets in memory",
+            label: "echo, buckets in memory",
             binary: "toolwire-echo",
             args: vec![],
             workload: Workload::Echo,
         },
         Variant {
-            label: "toolwire --redis, buckets in Redis",
+            label: "echo --redis, buckets in Redis",
             binary: "toolwire-echo",
-            args: vec!["--redis".into(), redis.url.clone()],
+            args: url().to_vec(),
             workload: Workload::Echo,
         },
+        Variant {
+            label: "bump, counters in memory",
+            binary: "toolwire-echo",
+            args: vec![counters()],
+            workload: Workload::Bump,
+        },
+        Variant {
+            label: "bump --redis, counters in Redis",
+            binary: "toolwire-echo",
+            args: [vec![counters()], url().to_vec()].concat(),
+            workload: Workload::Bump,
+        },
     ];
-    let rows = run_interleaved(&variants, options).await?;
+    let (rows, used) = run_interleaved_with(&variants, options, Some(&redis)).await?;
     println!(
-        "## tools/call echo, rate-limit buckets in memory and in Redis (one round trip a call)\n"
+        "## tools/call echo (rate-limit check) and bump (check + handle modify), in memory and in Redis\n"
     );
     println!("{}", report::table(&rows));
     println!("- {}", report::ratios(&rows[1], &rows[0]));
+    println!("- {}", report::ratios(&rows[3], &rows[2]));
+    println!("- {}", report::ratios(&rows[2], &rows[0]));
+    println!("- {}\n", report::ratios(&rows[3], &rows[1]));
+    println!(
+        "Redis per reply, over each server's whole life (warm-up, counters opened and script loads included):\n"
+    );
+    println!(
+        "| server | replies | Redis round trips per reply | of them script calls | commands run by the scripts per reply | redis-server CPU µs per reply | commandstats µs per reply |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (row, used) in rows.iter().zip(&used) {
+        let per = |n: f64| n / used.replies.max(1) as f64;
+        println!(
+            "| {} | {} | {:.3} | {:.3} | {:.2} | {:.1} | {:.2} |",
+            row.label,
+            used.replies,
+            per(used.stats.round_trips as f64),
+            per(used.stats.scripts as f64),
+            per(used.stats.inner as f64),
+            per(used.cpu.as_secs_f64() * 1e6),
+            per(used.stats.usec as f64),
+        );
+    }
+    println!();
     println!("{}", report::error_samples(&rows));
     Ok(())
 }
 
+/// What one variant's runs cost a redis-server, summed over the rounds.
+#[derive(Debug, Default, Clone, Copy)]
+struct RedisUse {
+    /// Replies the load generator received (warm-up included).
+    replies: u64,
+    /// What clients sent Redis from each server's start to its stop.
+    stats: RedisStats,
+    /// redis-server's CPU time over the same span.
+    cpu: Duration,
+}
+
 /// Runs every variant once per round, in order, each against a fresh server.
 async fn run_interleaved(variants: &[Variant], options: &Options) -> Result<Vec<Row>, String> {
+    Ok(run_interleaved_with(variants, options, None).await?.0)
+}
+
+/// [`run_interleaved`], also reading what each run cost `redis` (its
+/// `INFO commandstats` and CPU time before each server starts and after it
+/// stops).
+async fn run_interleaved_with(
+    variants: &[Variant],
+    options: &Options,
+    redis: Option<&RedisProcess>,
+) -> Result<(Vec<Row>, Vec<RedisUse>), String> {
+    let mut used = vec![RedisUse::default(); variants.len()];
     let mut rows: Vec<Row> = variants
         .iter()
         .map(|v| Row {
@@ -369,8 +437,12 @@ async fn run_interleaved(variants: &[Variant], options: &Options) -> Result<Vec<
         })
         .collect();
     for round in 1..=options.rounds {
-        for (variant, row) in variants.iter().zip(rows.iter_mut()) {
+        for (index, (variant, row)) in variants.iter().zip(rows.iter_mut()).enumerate() {
             let path = binary(variant.binary)?;
+            let before = match redis {
+                Some(redis) => Some((redis.stats()?, redis.cpu_time())),
+                None => None,
+            };
             let server = ServerProcess::start(&path, &variant.args)?;
             tokio::time::sleep(Duration::from_millis(300)).await;
             let idle = server.memory();
@@ -383,11 +455,18 @@ async fn run_interleaved(variants: &[Variant], options: &Options) -> Result<Vec<
                 workload: variant.workload,
                 max_requests: None,
                 sessions: Vec::new(),
+                counters: Vec::new(),
             };
             let result = loadgen::run(&config).await;
             let after = server.memory();
             let server_cpu = server.cpu_time();
             server.stop();
+            if let (Some(redis), Some((stats, cpu))) = (redis, before) {
+                let tally = &mut used[index];
+                tally.replies += result.replies;
+                tally.stats = tally.stats.plus(redis.stats()?.since(stats));
+                tally.cpu += redis.cpu_time().saturating_sub(cpu);
+            }
             eprintln!(
                 "round {round}/{}: {:<28} {:>9.0} req/s  p99 {:>7.3} ms  errors {}  peak RSS {} MiB",
                 options.rounds,
@@ -407,7 +486,7 @@ async fn run_interleaved(variants: &[Variant], options: &Options) -> Result<Vec<
             tokio::time::sleep(Duration::from_millis(300)).await;
         }
     }
-    Ok(rows)
+    Ok((rows, used))
 }
 
 // ---------------------------------------------------------------------------
@@ -606,6 +685,7 @@ async fn listen(options: &Options) -> Result<(), String> {
         workload: Workload::Echo,
         max_requests: None,
         sessions: Vec::new(),
+        counters: Vec::new(),
     })
     .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -908,6 +988,7 @@ async fn sessions_run(
         workload: Workload::LegacyEcho,
         max_requests: None,
         sessions: Vec::new(),
+        counters: Vec::new(),
     })
     .await;
     if warm.errors > 0 || warm.ok == 0 {
@@ -1180,7 +1261,7 @@ async fn instructions(options: &Options) -> Result<(), String> {
     println!("|---|---|---:|");
     for (label, name, args, workload) in cases {
         let path = binary(name)?;
-        let count = callgrind_count(&path, &args, workload, n).await?;
+        let (count, _) = callgrind_count(&path, &args, workload, n, None).await?;
         println!(
             "| {label} | {} | {} |",
             workload.label(),
@@ -1191,14 +1272,62 @@ async fn instructions(options: &Options) -> Result<(), String> {
     Ok(())
 }
 
+/// Instructions per request under callgrind of echo (a rate-limit check)
+/// and bump (the check and a handle modify), stores in memory and in Redis
+/// (a `redis-server` of its own, not under callgrind), and what the counted
+/// requests sent Redis.
+async fn redis_instructions(options: &Options) -> Result<(), String> {
+    let n = options.requests;
+    let redis = RedisProcess::start()?;
+    let url = || vec!["--redis".to_owned(), redis.url.clone()];
+    let counters = || vec!["--counter-tools".to_owned()];
+    let cases: Vec<(&str, Vec<String>, Workload)> = vec![
+        ("echo, buckets in memory", vec![], Workload::Echo),
+        ("echo --redis, buckets in Redis", url(), Workload::Echo),
+        ("bump, counters in memory", counters(), Workload::Bump),
+        (
+            "bump --redis, counters in Redis",
+            [counters(), url()].concat(),
+            Workload::Bump,
+        ),
+    ];
+    println!(
+        "## Instructions per request, stores in memory and in Redis (toolwire-echo's user space under \
+         callgrind, redis-server's not; {n} requests after 100 of warm-up)\n"
+    );
+    println!(
+        "| server | request | instructions per request | Redis round trips per request | of them script calls | commands run by the scripts per request | commandstats µs per request |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    let path = binary("toolwire-echo")?;
+    for (label, args, workload) in cases {
+        let (count, sent) = callgrind_count(&path, &args, workload, n, Some(&redis)).await?;
+        let sent = sent.unwrap_or_default();
+        let per = |v: u64| v as f64 / n as f64;
+        println!(
+            "| {label} | {} | {} | {:.3} | {:.3} | {:.2} | {:.2} |",
+            workload.label(),
+            thousands(count / n),
+            per(sent.round_trips),
+            per(sent.scripts),
+            per(sent.inner),
+            per(sent.usec),
+        );
+    }
+    println!();
+    Ok(())
+}
+
 /// Runs `binary <port> args` under callgrind and counts the instructions of
-/// `n` requests of `workload` (after 100 not counted).
+/// `n` requests of `workload` (after 100 not counted); with `redis`, also
+/// what those `n` requests sent it.
 async fn callgrind_count(
     binary: &Path,
     args: &[String],
     workload: Workload,
     n: u64,
-) -> Result<u64, String> {
+    redis: Option<&RedisProcess>,
+) -> Result<(u64, Option<RedisStats>), String> {
     let dir = std::env::temp_dir().join(format!("toolwire-bench-cg-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let out = dir.join("callgrind.out");
@@ -1235,6 +1364,12 @@ async fn callgrind_count(
         } else {
             Vec::new()
         };
+        // Counters too, so that the count holds bumps only.
+        let counters = if workload == Workload::Bump {
+            loadgen::open_counters(addr, 4).await?
+        } else {
+            Vec::new()
+        };
         let load = |requests: u64| LoadConfig {
             addr,
             connections: 4,
@@ -1244,6 +1379,7 @@ async fn callgrind_count(
             workload,
             max_requests: Some(requests),
             sessions: sessions.clone(),
+            counters: counters.clone(),
         };
         let warm = loadgen::run(&load(100)).await;
         let control = |what: &str| {
@@ -1256,7 +1392,12 @@ async fn callgrind_count(
                 .map_err(|e| format!("callgrind_control {what}: {e}"))
         };
         control("-z")?;
+        let before = redis.map(RedisProcess::stats).transpose()?;
         let run = loadgen::run(&load(n)).await;
+        let sent = match (redis, before) {
+            (Some(redis), Some(before)) => Some(redis.stats()?.since(before)),
+            _ => None,
+        };
         control("-d")?;
         if warm.errors + run.errors > 0 || run.ok + run.errors < n {
             return Err(format!(
@@ -1284,6 +1425,7 @@ async fn callgrind_count(
                     .or_else(|| l.strip_prefix("totals:"))
             })
             .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .map(|count| (count, sent))
             .ok_or_else(|| "no totals in the callgrind dump".to_owned())
     }
     .await;

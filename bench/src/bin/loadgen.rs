@@ -2,13 +2,15 @@
 //! on 127.0.0.1 (the `bench` command starts servers itself).
 //!
 //! ```text
-//! loadgen <port> [echo|sse|list|order|order_loose|legacy] [--connections N] [--duration SECS] [--warmup SECS] [--requests N]
+//! loadgen <port> [echo|sse|list|order|order_loose|legacy|bump] [--connections N] [--duration SECS] [--warmup SECS] [--requests N]
 //! ```
 //!
 //! `--requests N` stops after N requests in all (for instruction counts
 //! under callgrind: run the server under valgrind and send a fixed number).
 //! `legacy` is a 2025-11-25 client: each connection opens a session
 //! (`initialize`, `notifications/initialized`), then calls `echo` in it.
+//! `bump` needs `toolwire-echo --counter-tools`: each connection opens a
+//! counter (`new_counter`), then calls `bump` on it.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -16,7 +18,7 @@ use std::time::Duration;
 use toolwire_bench::loadgen::{LoadConfig, run};
 use toolwire_bench::workload::Workload;
 
-const USAGE: &str = "usage: loadgen <port> [echo|sse|list|order|order_loose|legacy] [--connections N] [--duration SECS] [--warmup SECS] [--requests N]";
+const USAGE: &str = "usage: loadgen <port> [echo|sse|list|order|order_loose|legacy|bump] [--connections N] [--duration SECS] [--warmup SECS] [--requests N]";
 
 fn main() {
     let mut port: Option<u16> = None;
@@ -44,6 +46,7 @@ fn main() {
             "order" => workload = Workload::Order,
             "order_loose" => workload = Workload::OrderLoose,
             "legacy" => workload = Workload::LegacyEcho,
+            "bump" => workload = Workload::Bump,
             other => port = Some(other.parse().unwrap_or_else(|_| fail(USAGE))),
         }
     }
@@ -58,6 +61,7 @@ fn main() {
         workload,
         max_requests: requests,
         sessions: Vec::new(),
+        counters: Vec::new(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
