@@ -1,0 +1,43 @@
+//! `toolwire-gateway`: one MCP endpoint in front of many MCP servers.
+//!
+//! The gateway connects to every upstream named in its configuration (a
+//! child process on stdio, or Streamable HTTP; either protocol era), lists
+//! their tools, and serves them all from one toolwire server under exposed
+//! names, `<prefix><separator><tool>`. Policy sits in one place: allow and
+//! deny patterns, per-tool scopes and rate limits, argument and result
+//! checks against the upstream's schemas, sanitising, timeouts and
+//! cancellation, and one audit record per call.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use toolwire_gateway::{Gateway, config::GatewayConfig};
+//!
+//! let config = GatewayConfig::parse(r#"
+//!     [gateway]
+//!     http = "127.0.0.1:8940"
+//!
+//!     [[upstream]]
+//!     name = "demo"
+//!     command = ["toolwire", "serve", "--stdio"]
+//!     deny = ["delete_*"]
+//! "#, "gateway.toml")?;
+//! let gateway = Gateway::start(&config).await?;
+//! for tool in gateway.tools() {
+//!     println!("{} -> {}/{}", tool.name, tool.upstream, tool.upstream_tool);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+mod audit;
+pub mod config;
+mod gateway;
+mod glob;
+mod names;
+mod upstream;
+
+pub use audit::{AuditLog, AuditRecord};
+pub use gateway::{ExposedTool, Gateway, GatewayError};
+pub use glob::Glob;
+pub use names::{Collision, NameTable, Origin, exposed_name};
+pub use upstream::{UpstreamError, client_for};
