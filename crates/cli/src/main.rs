@@ -9,6 +9,7 @@ mod eras;
 mod explain;
 mod failure;
 mod forms;
+mod gateway;
 mod kv;
 mod render;
 mod safe_json;
@@ -51,6 +52,9 @@ struct Cli {
 enum Command {
     /// Serve the built-in demo server (HTTP on 127.0.0.1:8931/mcp, or stdio).
     Serve(serve::ServeArgs),
+    /// Serve many MCP servers behind one endpoint, as a configuration file
+    /// says (`toolwire gateway check --config FILE` shows what it would serve).
+    Gateway(gateway::GatewayArgs),
     /// Show what a server supports: versions, capabilities, instructions.
     #[command(override_usage = "toolwire discover [OPTIONS] <SERVER>\n       \
                                 toolwire discover [OPTIONS] -- <COMMAND>...")]
@@ -84,7 +88,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let serving = matches!(cli.command, Command::Serve(_));
+    let serving = matches!(cli.command, Command::Serve(_) | Command::Gateway(_));
     init_logging(serving);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -111,6 +115,7 @@ fn main() -> ExitCode {
 async fn run(command: Command) -> Result<(), Failure> {
     match command {
         Command::Serve(args) => serve::run(args).await,
+        Command::Gateway(args) => gateway::run(args).await,
         Command::Discover(args) => commands::discover(args).await,
         Command::List(args) => commands::list(args).await,
         Command::Call(args) => commands::call(args).await,

@@ -232,7 +232,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
                 .session_store(Arc::new(RedisSessionStore::new(redis)));
         }
         if !args.tokens.is_empty() {
-            config = config.auth(auth_config(addr, &args.tokens)?);
+            config = config.auth(auth_config(addr, &args.tokens, "toolwire demo")?);
         }
         for origin in &args.allow_origin {
             config = config.allow_origin(origin);
@@ -297,9 +297,14 @@ fn with_session_limits(mut config: HttpConfig, args: &ServeArgs) -> HttpConfig {
     config
 }
 
-/// Bearer tokens as principals `token-1`, `token-2`, ... (the token itself
-/// is never logged), for the resource `http://ADDR/mcp`.
-fn auth_config(addr: SocketAddr, tokens: &[(String, Vec<String>)]) -> Result<AuthConfig, Failure> {
+/// Bearer tokens (with their scopes) as principals `token-1`, `token-2`,
+/// ... (the token itself is never logged), protecting `http://ADDR/mcp`,
+/// named `resource_name` in its metadata.
+pub(crate) fn auth_config(
+    addr: SocketAddr,
+    tokens: &[(String, Vec<String>)],
+    resource_name: &str,
+) -> Result<AuthConfig, Failure> {
     let mut table = StaticTokens::new();
     for (index, (token, scopes)) in tokens.iter().enumerate() {
         let principal = Principal::new(format!("token-{}", index + 1)).with_scopes(scopes.clone());
@@ -308,7 +313,7 @@ fn auth_config(addr: SocketAddr, tokens: &[(String, Vec<String>)]) -> Result<Aut
     let resource = format!("http://{addr}/mcp");
     let config = AuthConfig::new(&resource, table)
         .map_err(|e| Failure::usage(format!("cannot protect {resource}: {e}")))?
-        .resource_name("toolwire demo");
+        .resource_name(resource_name);
     tracing::info!(
         tokens = tokens.len(),
         "bearer tokens required (`toolwire list URL --bearer TOKEN`)"
@@ -337,7 +342,7 @@ async fn resolve(text: &str) -> Result<SocketAddr, Failure> {
         .ok_or_else(|| bad("the name resolves to no address".into()))
 }
 
-fn bind_failure(addr: SocketAddr, error: std::io::Error) -> Failure {
+pub(crate) fn bind_failure(addr: SocketAddr, error: std::io::Error) -> Failure {
     match error.kind() {
         std::io::ErrorKind::AddrInUse => Failure::protocol(format!(
             "cannot listen on {addr}: the address is already in use (another `toolwire serve`?)"
@@ -357,7 +362,7 @@ fn bind_failure(addr: SocketAddr, error: std::io::Error) -> Failure {
 /// Resolves on Ctrl-C, or SIGTERM on Unix. The handlers are installed when
 /// this is called (before the address is printed), not when first polled,
 /// so a signal sent as soon as the server says it listens is not lost.
-fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+pub(crate) fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -16,7 +16,7 @@ use crate::config::AuditTarget;
 pub struct AuditRecord {
     /// Milliseconds since the Unix epoch when the call ended.
     pub time_ms: u64,
-    /// The caller (`anonymous` without authentication).
+    /// The caller's subject (`anonymous` without authentication).
     pub principal: String,
     /// The upstream's name.
     pub upstream: String,

@@ -14,7 +14,9 @@ use serde_json::Value;
 use toolwire_client::{Client, Error as ClientError, RequestOptions};
 use toolwire_server::audit::arguments_digest;
 use toolwire_server::protocol::{CallToolResult, JsonObject, Tool};
-use toolwire_server::{RegistrationError, RequestContext, Server, ServerBuilder, ToolBuilder};
+use toolwire_server::{
+    Principal, RegistrationError, RequestContext, Server, ServerBuilder, StateKey, ToolBuilder,
+};
 
 use crate::audit::{AuditLog, AuditRecord};
 use crate::config::{GatewayConfig, UpstreamConfig};
@@ -57,6 +59,9 @@ pub enum GatewayError {
     /// The audit file cannot be opened.
     #[error("cannot open the audit log: {0}")]
     Audit(std::io::Error),
+    /// `TOOLWIRE_STATE_KEYS` holds a key that does not parse.
+    #[error("{0}")]
+    StateKeys(String),
     /// The server refused a definition.
     #[error("cannot serve the upstreams' tools: {0}")]
     Build(#[from] RegistrationError),
@@ -99,7 +104,7 @@ impl Gateway {
                 }
             }
         }
-        let builder = Server::builder("toolwire-gateway", env!("CARGO_PKG_VERSION"));
+        let builder = server_builder()?;
         let server = assembly
             .definitions
             .into_iter()
@@ -126,6 +131,22 @@ impl Gateway {
     pub fn failures(&self) -> &[UpstreamError] {
         &self.failures
     }
+}
+
+/// The environment variable with the keys sealing `requestState`: the same
+/// value on every instance of one gateway behind a load balancer.
+pub const STATE_KEYS_ENV: &str = "TOOLWIRE_STATE_KEYS";
+
+/// The gateway's server, sealing with the keys of [`STATE_KEYS_ENV`], or
+/// with a random key of its own when it is unset.
+fn server_builder() -> Result<ServerBuilder, GatewayError> {
+    let builder = Server::builder("toolwire-gateway", env!("CARGO_PKG_VERSION"))
+        .state_keys_from_env(STATE_KEYS_ENV)
+        .map_err(GatewayError::StateKeys)?;
+    Ok(match std::env::var_os(STATE_KEYS_ENV) {
+        Some(_) => builder,
+        None => builder.state_key(StateKey::random()),
+    })
 }
 
 /// Connects to `upstream` and lists its tools.
@@ -256,6 +277,14 @@ fn forwarding_tool(
     builder
 }
 
+/// The principal as audit records name it: its subject, or `anonymous`.
+fn principal_name(principal: &Principal) -> String {
+    principal
+        .subject
+        .clone()
+        .unwrap_or_else(|| "anonymous".to_owned())
+}
+
 /// Where one exposed tool's calls go.
 struct Route {
     client: Arc<Client>,
@@ -279,7 +308,7 @@ impl Route {
         if let Some(audit) = &self.audit {
             audit.write(&AuditRecord {
                 time_ms: AuditRecord::now_ms(),
-                principal: cx.principal().key(),
+                principal: principal_name(cx.principal()),
                 upstream: self.upstream.clone(),
                 tool: self.exposed.clone(),
                 upstream_tool: self.upstream_tool.clone(),

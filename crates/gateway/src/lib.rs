@@ -37,7 +37,7 @@ mod names;
 mod upstream;
 
 pub use audit::{AuditLog, AuditRecord};
-pub use gateway::{ExposedTool, Gateway, GatewayError};
+pub use gateway::{ExposedTool, Gateway, GatewayError, STATE_KEYS_ENV};
 pub use glob::Glob;
 pub use names::{Collision, NameTable, Origin, exposed_name};
 pub use upstream::{UpstreamError, client_for};
