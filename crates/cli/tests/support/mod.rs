@@ -29,9 +29,22 @@ impl Served {
     /// Starts the demo server with extra `serve` flags and waits (bounded)
     /// for the line that says where it listens.
     pub fn start(extra: &[&str]) -> Served {
+        let mut args = vec!["serve", "--http", "127.0.0.1:0"];
+        args.extend(extra);
+        Served::command(&args)
+    }
+
+    /// Starts `toolwire args...` (a `serve` or `gateway` that listens on
+    /// HTTP) and waits (bounded) for the line that says where.
+    pub fn command(args: &[&str]) -> Served {
+        Served::command_with_env(args, &[])
+    }
+
+    /// Like [`Served::command`], with extra environment variables.
+    pub fn command_with_env(args: &[&str], env: &[(&str, &str)]) -> Served {
         let mut child = Command::new(bin())
-            .args(["serve", "--http", "127.0.0.1:0"])
-            .args(extra)
+            .args(args)
+            .envs(env.iter().copied())
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -57,7 +70,8 @@ impl Served {
                 let _ = child.kill();
                 let _ = child.wait();
                 panic!(
-                    "toolwire serve did not say where it listens within 30 s; stderr:\n{}",
+                    "toolwire {} did not say where it listens within 30 s; stderr:\n{}",
+                    args.join(" "),
                     log.lock().unwrap().join("\n")
                 );
             }
@@ -113,10 +127,14 @@ impl Drop for Served {
     }
 }
 
-/// The URL in `toolwire: serving the demo MCP server at URL (...)`.
+/// The URL in `toolwire: serving the demo MCP server at URL (...)` or
+/// `toolwire: gateway serving N tools at URL (...)`.
 fn listening_url(line: &str) -> Option<String> {
-    let rest = line.split("serving the demo MCP server at ").nth(1)?;
-    Some(rest.split_whitespace().next()?.to_owned())
+    let rest = line
+        .strip_prefix("toolwire: ")?
+        .split(" at http://")
+        .nth(1)?;
+    Some(format!("http://{}", rest.split_whitespace().next()?))
 }
 
 /// What a finished command printed, and how it ended.
