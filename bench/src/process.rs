@@ -188,33 +188,59 @@ pub struct RedisProcess {
     child: std::process::Child,
     /// `redis://127.0.0.1:PORT`.
     pub url: String,
+    /// Where callgrind writes its dumps, when it runs under callgrind.
+    pub callgrind_dir: Option<PathBuf>,
 }
 
 impl RedisProcess {
     /// Starts `redis-server` and waits (at most 10 s) until it answers PING.
     pub fn start() -> Result<RedisProcess, String> {
+        RedisProcess::launch(Command::new("redis-server"), None)
+    }
+
+    /// Starts `redis-server` under `valgrind --tool=callgrind`, its dumps in
+    /// `dir` (which must exist), and waits (at most 60 s) for PING.
+    pub fn start_under_callgrind(dir: &Path) -> Result<RedisProcess, String> {
+        let mut command = Command::new("valgrind");
+        command
+            .arg("--tool=callgrind")
+            .arg(format!(
+                "--callgrind-out-file={}",
+                dir.join("callgrind.out").display()
+            ))
+            .arg("redis-server")
+            .stderr(Stdio::null());
+        RedisProcess::launch(command, Some(dir.to_path_buf()))
+    }
+
+    fn launch(
+        mut command: Command,
+        callgrind_dir: Option<PathBuf>,
+    ) -> Result<RedisProcess, String> {
         let port = free_port().map_err(|e| format!("no free port: {e}"))?;
-        let child = std::process::Command::new("redis-server")
+        let child = command
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
-            .stdout(std::process::Stdio::null())
+            .stdout(Stdio::null())
             .spawn()
             .map_err(|e| {
                 format!("cannot start redis-server (install it: apt-get install redis-server): {e}")
             })?;
+        let wait = if callgrind_dir.is_some() { 60 } else { 10 };
         let process = RedisProcess {
             child,
             url: format!("redis://127.0.0.1:{port}"),
+            callgrind_dir,
         };
-        let started = std::time::Instant::now();
-        while started.elapsed() < std::time::Duration::from_secs(10) {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(wait) {
             if pong(port) {
                 return Ok(process);
             }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(50));
         }
         Err(format!(
-            "redis-server on port {port} did not answer PING within 10 s"
+            "redis-server on port {port} did not answer PING within {wait} s"
         ))
     }
 

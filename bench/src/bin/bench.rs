@@ -1261,7 +1261,9 @@ async fn instructions(options: &Options) -> Result<(), String> {
     println!("|---|---|---:|");
     for (label, name, args, workload) in cases {
         let path = binary(name)?;
-        let (count, _) = callgrind_count(&path, &args, workload, n, None).await?;
+        let count = callgrind_count(&path, &args, workload, n, None)
+            .await?
+            .instructions;
         println!(
             "| {label} | {} | {} |",
             workload.label(),
@@ -1273,61 +1275,70 @@ async fn instructions(options: &Options) -> Result<(), String> {
 }
 
 /// Instructions per request under callgrind of echo (a rate-limit check)
-/// and bump (the check and a handle modify), stores in memory and in Redis
-/// (a `redis-server` of its own, not under callgrind), and what the counted
-/// requests sent Redis.
+/// and bump (the check and a handle modify), stores in memory and in Redis,
+/// for toolwire-echo and for its own `redis-server` (also under callgrind,
+/// counted apart), and what the counted requests sent Redis.
 async fn redis_instructions(options: &Options) -> Result<(), String> {
     let n = options.requests;
-    let redis = RedisProcess::start()?;
-    let url = || vec!["--redis".to_owned(), redis.url.clone()];
-    let counters = || vec!["--counter-tools".to_owned()];
-    let cases: Vec<(&str, Vec<String>, Workload)> = vec![
-        ("echo, buckets in memory", vec![], Workload::Echo),
-        ("echo --redis, buckets in Redis", url(), Workload::Echo),
-        ("bump, counters in memory", counters(), Workload::Bump),
-        (
-            "bump --redis, counters in Redis",
-            [counters(), url()].concat(),
-            Workload::Bump,
-        ),
-    ];
-    println!(
-        "## Instructions per request, stores in memory and in Redis (toolwire-echo's user space under \
-         callgrind, redis-server's not; {n} requests after 100 of warm-up)\n"
-    );
-    println!(
-        "| server | request | instructions per request | Redis round trips per request | of them script calls | commands run by the scripts per request | commandstats µs per request |"
-    );
-    println!("|---|---|---:|---:|---:|---:|---:|");
-    let path = binary("toolwire-echo")?;
-    for (label, args, workload) in cases {
-        let (count, sent) = callgrind_count(&path, &args, workload, n, Some(&redis)).await?;
-        let sent = sent.unwrap_or_default();
-        let per = |v: u64| v as f64 / n as f64;
+    let dir = std::env::temp_dir().join(format!("toolwire-bench-redis-cg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let outcome = async {
+        let redis = RedisProcess::start_under_callgrind(&dir)?;
+        let url = || vec!["--redis".to_owned(), redis.url.clone()];
+        let counters = || vec!["--counter-tools".to_owned()];
+        let cases: Vec<(&str, Vec<String>, Workload)> = vec![
+            ("echo, buckets in memory", vec![], Workload::Echo),
+            ("echo --redis, buckets in Redis", url(), Workload::Echo),
+            ("bump, counters in memory", counters(), Workload::Bump),
+            (
+                "bump --redis, counters in Redis",
+                [counters(), url()].concat(),
+                Workload::Bump,
+            ),
+        ];
         println!(
-            "| {label} | {} | {} | {:.3} | {:.3} | {:.2} | {:.2} |",
-            workload.label(),
-            thousands(count / n),
-            per(sent.round_trips),
-            per(sent.scripts),
-            per(sent.inner),
-            per(sent.usec),
+            "## Instructions per request, stores in memory and in Redis (user space under callgrind, \
+             toolwire-echo and redis-server counted apart; {n} requests after 100 of warm-up)\n"
         );
+        println!(
+            "| server | request | toolwire-echo instructions per request | redis-server instructions per request | \
+             Redis round trips per request | of them script calls | commands run by the scripts per request |"
+        );
+        println!("|---|---|---:|---:|---:|---:|---:|");
+        let path = binary("toolwire-echo")?;
+        for (label, args, workload) in cases {
+            let counted = callgrind_count(&path, &args, workload, n, Some(&redis)).await?;
+            let sent = counted.sent.unwrap_or_default();
+            let per = |v: u64| v as f64 / n as f64;
+            println!(
+                "| {label} | {} | {} | {} | {:.3} | {:.3} | {:.2} |",
+                workload.label(),
+                thousands(counted.instructions / n),
+                thousands(counted.redis_instructions.unwrap_or(0) / n),
+                per(sent.round_trips),
+                per(sent.scripts),
+                per(sent.inner),
+            );
+        }
+        println!();
+        Ok(())
     }
-    println!();
-    Ok(())
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
 }
 
 /// Runs `binary <port> args` under callgrind and counts the instructions of
 /// `n` requests of `workload` (after 100 not counted); with `redis`, also
-/// what those `n` requests sent it.
+/// what those `n` requests sent it (and its instructions, if it runs under
+/// callgrind).
 async fn callgrind_count(
     binary: &Path,
     args: &[String],
     workload: Workload,
     n: u64,
     redis: Option<&RedisProcess>,
-) -> Result<(u64, Option<RedisStats>), String> {
+) -> Result<Counted, String> {
     let dir = std::env::temp_dir().join(format!("toolwire-bench-cg-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let out = dir.join("callgrind.out");
@@ -1382,23 +1393,25 @@ async fn callgrind_count(
             counters: counters.clone(),
         };
         let warm = loadgen::run(&load(100)).await;
-        let control = |what: &str| {
-            std::process::Command::new("callgrind_control")
-                .arg(what)
-                .arg(&pid)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .map_err(|e| format!("callgrind_control {what}: {e}"))
-        };
-        control("-z")?;
+        // redis-server too, when it runs under callgrind: zeroed after the
+        // first INFO and dumped before the second, so it counts the calls.
+        let redis_pid = redis
+            .filter(|r| r.callgrind_dir.is_some())
+            .map(|r| r.pid().to_string());
+        control("-z", &pid)?;
         let before = redis.map(RedisProcess::stats).transpose()?;
+        if let Some(redis_pid) = &redis_pid {
+            control("-z", redis_pid)?;
+        }
         let run = loadgen::run(&load(n)).await;
+        if let Some(redis_pid) = &redis_pid {
+            control("-d", redis_pid)?;
+        }
         let sent = match (redis, before) {
             (Some(redis), Some(before)) => Some(redis.stats()?.since(before)),
             _ => None,
         };
-        control("-d")?;
+        control("-d", &pid)?;
         if warm.errors + run.errors > 0 || run.ok + run.errors < n {
             return Err(format!(
                 "{}: errors under callgrind: {:?}",
@@ -1406,33 +1419,66 @@ async fn callgrind_count(
                 run.sample_errors
             ));
         }
-        // The dump after zeroing is the file with the highest suffix.
-        let mut dumps: Vec<_> = std::fs::read_dir(&dir)
-            .map_err(|e| e.to_string())?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                p.extension()
-                    .is_some_and(|x| x.to_string_lossy().parse::<u32>().is_ok())
-            })
-            .collect();
-        dumps.sort();
-        let dump = dumps.last().ok_or("callgrind wrote no dump")?;
-        let text = std::fs::read_to_string(dump).map_err(|e| e.to_string())?;
-        text.lines()
-            .find_map(|l| {
-                l.strip_prefix("summary:")
-                    .or_else(|| l.strip_prefix("totals:"))
-            })
-            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-            .map(|count| (count, sent))
-            .ok_or_else(|| "no totals in the callgrind dump".to_owned())
+        let redis_count = match redis.and_then(|r| r.callgrind_dir.as_deref()) {
+            Some(redis_dir) => Some(last_dump_total(redis_dir)?),
+            None => None,
+        };
+        Ok(Counted {
+            instructions: last_dump_total(&dir)?,
+            sent,
+            redis_instructions: redis_count,
+        })
     }
     .await;
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
     outcome
+}
+
+/// `callgrind_control -z` (zero) or `-d` (dump) for process `pid`.
+fn control(what: &str, pid: &str) -> Result<std::process::ExitStatus, String> {
+    std::process::Command::new("callgrind_control")
+        .arg(what)
+        .arg(pid)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("callgrind_control {what}: {e}"))
+}
+
+/// The instructions of the newest dump in `dir` (`callgrind.out.N`, the
+/// highest N: the one after the last zeroing).
+fn last_dump_total(dir: &Path) -> Result<u64, String> {
+    let dump = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter_map(|p| {
+            let n = p.extension()?.to_string_lossy().parse::<u32>().ok()?;
+            Some((n, p))
+        })
+        .max()
+        .ok_or("callgrind wrote no dump")?
+        .1;
+    let text = std::fs::read_to_string(&dump).map_err(|e| e.to_string())?;
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix("summary:")
+                .or_else(|| l.strip_prefix("totals:"))
+        })
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .ok_or_else(|| format!("no totals in {}", dump.display()))
+}
+
+/// What [`callgrind_count`] counted over the counted requests.
+struct Counted {
+    /// The server's instructions.
+    instructions: u64,
+    /// What it sent Redis, if it was given one.
+    sent: Option<RedisStats>,
+    /// redis-server's instructions, if it ran under callgrind.
+    redis_instructions: Option<u64>,
 }
 
 /// 87511 -> "87,511".
