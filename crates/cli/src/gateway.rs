@@ -68,7 +68,7 @@ async fn check(config: &GatewayConfig) -> Result<(), Failure> {
     let tools = gateway.tools();
     let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
     println!("{:width$}  UPSTREAM / TOOL  (SCOPE)", "NAME");
-    for tool in tools {
+    for tool in &tools {
         let scope = tool
             .scope
             .as_deref()
@@ -81,7 +81,7 @@ async fn check(config: &GatewayConfig) -> Result<(), Failure> {
         println!("{}", safe_text::line(&line));
     }
     let failures = gateway.failures();
-    for failure in failures {
+    for failure in &failures {
         println!("{}", safe_text::line(&format!("left out: {failure}")));
     }
     match failures.len() {
@@ -96,6 +96,7 @@ async fn check(config: &GatewayConfig) -> Result<(), Failure> {
 async fn serve(config: &GatewayConfig) -> Result<(), Failure> {
     let tokens = resolve_tokens(&config.tokens)?;
     let gateway = start(config).await?;
+    gateway.watch_upstreams();
     let server = gateway.server().clone();
     tracing::info!(
         tools = gateway.tools().len(),

@@ -280,3 +280,82 @@ fn an_upstream_that_cannot_start_is_left_out_and_the_others_serve() {
     let gateway = Served::command(&["gateway", "--config", config.to_str().unwrap()]);
     assert_eq!(tool_names(&gateway.url, None), ["demo__echo"]);
 }
+
+/// Polls the gateway's tool list (every 100 ms, at most 30 s) until `done`.
+fn wait_for_tools(url: &str, what: &str, done: impl Fn(&[String]) -> bool) -> Vec<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let names = tool_names(url, None);
+        if done(&names) {
+            return names;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not within 30 s: {what}; tools now {names:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn an_upstreams_list_change_reaches_the_gateways_list() {
+    let upstreams = format!(
+        "[[upstream]]\nname = \"demo\"\n{}\nallow = [\"echo\", \"toggle_extras\", \"extra_tool\"]\n",
+        demo_command()
+    );
+    let config = config_file("http = \"127.0.0.1:0\"", &upstreams);
+    let gateway = Served::command(&["gateway", "--config", config.to_str().unwrap()]);
+    assert_eq!(
+        tool_names(&gateway.url, None),
+        ["demo__echo", "demo__toggle_extras"]
+    );
+    call(&gateway.url, "demo__toggle_extras", &[], None).expect_code(0);
+    let names = wait_for_tools(&gateway.url, "demo__extra_tool served", |names| {
+        names.iter().any(|n| n == "demo__extra_tool")
+    });
+    assert_eq!(
+        names,
+        ["demo__echo", "demo__toggle_extras", "demo__extra_tool"]
+    );
+    let extra = call(&gateway.url, "demo__extra_tool", &[], None);
+    extra.expect_code(0);
+    assert_eq!(extra.json()["content"][0]["text"], "extra tool called");
+    call(&gateway.url, "demo__toggle_extras", &[], None).expect_code(0);
+    wait_for_tools(&gateway.url, "demo__extra_tool withdrawn", |names| {
+        names == ["demo__echo", "demo__toggle_extras"]
+    });
+}
+
+#[test]
+fn a_dead_upstreams_tools_leave_the_list_and_return_with_it() {
+    let port = support::closed_port().to_string();
+    let address = format!("127.0.0.1:{port}");
+    let upstream = Served::command(&["serve", "--http", &address]);
+    let upstreams = format!(
+        "[[upstream]]\nname = \"web\"\nurl = {:?}\nallow = [\"echo\"]\n\n\
+         [[upstream]]\nname = \"local\"\n{}\nallow = [\"echo\"]\n",
+        upstream.url,
+        demo_command()
+    );
+    let config = config_file("http = \"127.0.0.1:0\"", &upstreams);
+    let gateway = Served::command(&["gateway", "--config", config.to_str().unwrap()]);
+    assert_eq!(tool_names(&gateway.url, None), ["web__echo", "local__echo"]);
+
+    drop(upstream);
+    wait_for_tools(&gateway.url, "web__echo withdrawn", |names| {
+        names == ["local__echo"]
+    });
+    let gone = call(&gateway.url, "web__echo", &["text=x"], None);
+    gone.expect_code(2);
+    let local = call(&gateway.url, "local__echo", &["text=still here"], None);
+    local.expect_code(0);
+    assert_eq!(local.json()["content"][0]["text"], "still here");
+
+    let _back = Served::command(&["serve", "--http", &address]);
+    wait_for_tools(&gateway.url, "web__echo back", |names| {
+        names.len() == 2 && names.contains(&"web__echo".to_owned())
+    });
+    let echoed = call(&gateway.url, "web__echo", &["text=back"], None);
+    echoed.expect_code(0);
+    assert_eq!(echoed.json()["content"][0]["text"], "back");
+}

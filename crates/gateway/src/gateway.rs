@@ -1,26 +1,16 @@
 //! The gateway: every upstream's tools under exposed names, served by one
-//! toolwire server that forwards each call to the upstream it came from.
-//!
-//! The server's own duties apply to every forwarded call: arguments are
-//! checked against the upstream's input schema before anything is sent,
-//! `structuredContent` against its output schema, results are sanitised,
-//! scopes and rate limits enforced, and a downstream cancellation cancels
-//! the upstream request.
+//! toolwire server that forwards each call to the upstream it came from,
+//! and kept current as upstreams change their lists, go away and return.
 
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
-use toolwire_client::{Client, Error as ClientError, RequestOptions};
-use toolwire_server::audit::arguments_digest;
-use toolwire_server::protocol::{CallToolResult, JsonObject, Tool};
-use toolwire_server::{
-    Principal, RegistrationError, RequestContext, Server, ServerBuilder, StateKey, ToolBuilder,
-};
+use toolwire_client::Client;
+use toolwire_server::protocol::Tool;
+use toolwire_server::{RegistrationError, Server, StateKey};
 
-use crate::audit::{AuditLog, AuditRecord};
+use crate::audit::AuditLog;
 use crate::config::{GatewayConfig, UpstreamConfig};
-use crate::names::{Collision, NameTable, Origin, exposed_name};
+use crate::registry::Registry;
 use crate::upstream::{UpstreamError, client_for};
 
 /// A tool the gateway serves, and where it comes from.
@@ -67,18 +57,30 @@ pub enum GatewayError {
     Build(#[from] RegistrationError),
 }
 
+/// The environment variable with the keys sealing `requestState`: the same
+/// value on every instance of one gateway behind a load balancer.
+pub const STATE_KEYS_ENV: &str = "TOOLWIRE_STATE_KEYS";
+
 /// The upstreams' tools behind one server.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Gateway {
-    server: Server,
-    tools: Vec<ExposedTool>,
-    failures: Vec<UpstreamError>,
+    pub(crate) inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) server: Server,
+    pub(crate) config: GatewayConfig,
+    /// One per upstream; `None` when its client could not be made.
+    pub(crate) clients: Vec<Option<Arc<Client>>>,
+    pub(crate) registry: Mutex<Registry>,
 }
 
 impl Gateway {
-    /// Connects to every upstream, lists its tools and builds the server.
-    /// An upstream that cannot be reached or listed is left out (see
-    /// [`Gateway::failures`]); the others are served.
+    /// Connects to every upstream, lists its tools and serves them. An
+    /// upstream that cannot be reached or listed is left out (see
+    /// [`Gateway::failures`]) and the others are served; two tools that
+    /// would get one name are refused ([`GatewayError::Collision`]).
     pub async fn start(config: &GatewayConfig) -> Result<Gateway, GatewayError> {
         let audit = match &config.audit {
             Some(target) => Some(Arc::new(
@@ -86,60 +88,118 @@ impl Gateway {
             )),
             None => None,
         };
-        let listings = futures::future::join_all(config.upstreams.iter().map(list_upstream)).await;
-        let mut assembly = Assembly {
-            config,
-            definitions: Vec::new(),
-            names: NameTable::default(),
-            tools: Vec::new(),
-            audit,
-        };
-        let mut failures = Vec::new();
-        for (index, listing) in listings.into_iter().enumerate() {
-            match listing {
-                Ok((client, tools)) => assembly.add_upstream(index, Arc::new(client), tools)?,
+        let server = server_builder()?.build()?;
+        let mut clients = Vec::new();
+        let mut registry = Registry::new(config, audit);
+        for upstream in &config.upstreams {
+            match client_for(upstream) {
+                Ok(client) => clients.push(Some(Arc::new(client))),
                 Err(error) => {
-                    tracing::warn!(%error, "upstream left out");
-                    failures.push(error);
+                    registry.set_failure(clients.len(), Some(error));
+                    clients.push(None);
                 }
             }
         }
-        let builder = server_builder()?;
-        let server = assembly
-            .definitions
+        let gateway = Gateway {
+            inner: Arc::new(Inner {
+                server,
+                config: config.clone(),
+                clients,
+                registry: Mutex::new(registry),
+            }),
+        };
+        let listings = (0..config.upstreams.len()).map(|i| gateway.list(i));
+        for (index, listing) in futures::future::join_all(listings)
+            .await
             .into_iter()
-            .fold(builder, ServerBuilder::tool)
-            .build()?;
-        Ok(Gateway {
-            server,
-            tools: assembly.tools,
-            failures,
-        })
+            .enumerate()
+        {
+            if let Some(collision) = gateway.apply(index, listing).into_iter().next() {
+                return Err(gateway.inner.lock().collision_error(collision));
+            }
+        }
+        Ok(gateway)
     }
 
     /// The server to put on a transport (stdio or HTTP).
     pub fn server(&self) -> &Server {
-        &self.server
+        &self.inner.server
     }
 
-    /// The tools served, upstream by upstream in the configuration's order.
-    pub fn tools(&self) -> &[ExposedTool] {
-        &self.tools
+    /// The tools served now, upstream by upstream in the configuration's
+    /// order.
+    pub fn tools(&self) -> Vec<ExposedTool> {
+        self.inner.lock().tools()
     }
 
-    /// The upstreams left out, and why.
-    pub fn failures(&self) -> &[UpstreamError] {
-        &self.failures
+    /// The upstreams left out now, and why.
+    pub fn failures(&self) -> Vec<UpstreamError> {
+        self.inner.lock().failures()
+    }
+
+    /// The tools of upstream `index` as it lists them now.
+    pub(crate) async fn list(&self, index: usize) -> Result<Vec<Tool>, UpstreamError> {
+        let upstream = &self.inner.config.upstreams[index];
+        let Some(client) = &self.inner.clients[index] else {
+            return Err(self
+                .inner
+                .lock()
+                .failure(index)
+                .unwrap_or_else(|| unreachable(upstream)));
+        };
+        // Cleared, not just invalidated: a stale list must not stand in for
+        // an upstream that no longer answers.
+        client.cache().clear();
+        let listing = client.list_tools().await.map_err(|e| UpstreamError {
+            name: upstream.name.clone(),
+            reason: format!("cannot list its tools: {e}"),
+        })?;
+        Ok(listing.tools.into_iter().map(|info| info.tool).collect())
+    }
+
+    /// Serves what `listing` says upstream `index` has (nothing when it
+    /// failed); returns the tools withheld because their names were taken.
+    pub(crate) fn apply(
+        &self,
+        index: usize,
+        listing: Result<Vec<Tool>, UpstreamError>,
+    ) -> Vec<crate::names::Collision> {
+        let client = self.inner.clients[index].clone();
+        let mut registry = self.inner.lock();
+        match (listing, client) {
+            (Ok(tools), Some(client)) => {
+                registry.set_failure(index, None);
+                registry.serve(&self.inner.server, index, client, tools)
+            }
+            (Ok(_), None) => Vec::new(),
+            (Err(error), _) => {
+                tracing::warn!(%error, "upstream left out; its tools are not served");
+                registry.set_failure(index, Some(error));
+                registry.serve_none(&self.inner.server, index);
+                Vec::new()
+            }
+        }
     }
 }
 
-/// The environment variable with the keys sealing `requestState`: the same
-/// value on every instance of one gateway behind a load balancer.
-pub const STATE_KEYS_ENV: &str = "TOOLWIRE_STATE_KEYS";
+impl Inner {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
+        self.registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn unreachable(upstream: &UpstreamConfig) -> UpstreamError {
+    UpstreamError {
+        name: upstream.name.clone(),
+        reason: "it has no client".into(),
+    }
+}
 
 /// The gateway's server, sealing with the keys of [`STATE_KEYS_ENV`], or
 /// with a random key of its own when it is unset.
-fn server_builder() -> Result<ServerBuilder, GatewayError> {
+fn server_builder() -> Result<toolwire_server::ServerBuilder, GatewayError> {
     let builder = Server::builder("toolwire-gateway", env!("CARGO_PKG_VERSION"))
         .state_keys_from_env(STATE_KEYS_ENV)
         .map_err(GatewayError::StateKeys)?;
@@ -147,204 +207,4 @@ fn server_builder() -> Result<ServerBuilder, GatewayError> {
         Some(_) => builder,
         None => builder.state_key(StateKey::random()),
     })
-}
-
-/// Connects to `upstream` and lists its tools.
-async fn list_upstream(upstream: &UpstreamConfig) -> Result<(Client, Vec<Tool>), UpstreamError> {
-    let client = client_for(upstream)?;
-    let listing = client.list_tools().await.map_err(|e| UpstreamError {
-        name: upstream.name.clone(),
-        reason: format!("cannot list its tools: {e}"),
-    })?;
-    let tools = listing.tools.into_iter().map(|info| info.tool).collect();
-    Ok((client, tools))
-}
-
-/// The server being built, tool by tool.
-struct Assembly<'a> {
-    config: &'a GatewayConfig,
-    definitions: Vec<ToolBuilder>,
-    names: NameTable,
-    tools: Vec<ExposedTool>,
-    audit: Option<Arc<AuditLog>>,
-}
-
-impl Assembly<'_> {
-    fn add_upstream(
-        &mut self,
-        index: usize,
-        client: Arc<Client>,
-        tools: Vec<Tool>,
-    ) -> Result<(), GatewayError> {
-        let upstream = &self.config.upstreams[index];
-        for tool in tools.into_iter().filter(|t| serves(upstream, &t.name)) {
-            let name = exposed_name(
-                &upstream.prefix,
-                &self.config.name_separator,
-                &tool.name,
-                self.config.max_name_len,
-            );
-            let upstream_tool = tool.name.clone();
-            let origin = Origin {
-                upstream: index,
-                tool: upstream_tool.clone(),
-            };
-            self.names
-                .claim(name.clone(), origin)
-                .map_err(|c| self.collision(c))?;
-            let scope = scope_of(upstream, &upstream_tool);
-            let route = Arc::new(Route {
-                client: Arc::clone(&client),
-                upstream: upstream.name.clone(),
-                exposed: name.clone(),
-                upstream_tool: upstream_tool.clone(),
-                audit: self.audit.clone(),
-            });
-            let definition = forwarding_tool(&name, tool, upstream, scope.clone(), route);
-            self.definitions.push(definition);
-            self.tools.push(ExposedTool {
-                upstream_tool,
-                name,
-                upstream: upstream.name.clone(),
-                scope,
-            });
-        }
-        Ok(())
-    }
-
-    fn collision(&self, collision: Collision) -> GatewayError {
-        let name_of = |origin: &Origin| self.config.upstreams[origin.upstream].name.clone();
-        GatewayError::Collision {
-            first: name_of(&collision.first),
-            first_tool: collision.first.tool.clone(),
-            second: name_of(&collision.second),
-            second_tool: collision.second.tool,
-            name: collision.name,
-        }
-    }
-}
-
-/// True when `upstream`'s policy serves `tool`: allowed (or no allow list)
-/// and not denied.
-fn serves(upstream: &UpstreamConfig, tool: &str) -> bool {
-    let allowed = upstream.allow.is_empty() || upstream.allow.iter().any(|g| g.matches(tool));
-    allowed && !upstream.deny.iter().any(|g| g.matches(tool))
-}
-
-/// The scope `tool` needs: the first matching entry of `scopes`.
-fn scope_of(upstream: &UpstreamConfig, tool: &str) -> Option<String> {
-    upstream
-        .scopes
-        .iter()
-        .find(|(glob, _)| glob.matches(tool))
-        .map(|(_, scope)| scope.clone())
-}
-
-/// The downstream definition of an upstream tool: its name exposed, its
-/// schemas kept exactly, its handler forwarding the call.
-fn forwarding_tool(
-    name: &str,
-    tool: Tool,
-    upstream: &UpstreamConfig,
-    scope: Option<String>,
-    route: Arc<Route>,
-) -> ToolBuilder {
-    let mut builder = ToolBuilder::new(name).raw_handler(tool.input_schema, move |args, cx| {
-        let route = Arc::clone(&route);
-        async move { route.call(args, cx).await }
-    });
-    if let Some(title) = tool.title {
-        builder = builder.title(title);
-    }
-    if let Some(description) = tool.description {
-        builder = builder.description(description);
-    }
-    if let Some(annotations) = tool.annotations {
-        builder = builder.annotations(annotations);
-    }
-    if let Some(schema) = tool.output_schema {
-        builder = builder.output_schema(schema);
-    }
-    for icon in tool.icons.into_iter().flatten() {
-        builder = builder.icon(icon);
-    }
-    if let Some(limit) = upstream.rate_limit {
-        builder = builder.rate_limit(limit);
-    }
-    if let Some(scope) = scope {
-        builder = builder.require_scopes([scope]);
-    }
-    builder
-}
-
-/// The principal as audit records name it: its subject, or `anonymous`.
-fn principal_name(principal: &Principal) -> String {
-    principal
-        .subject
-        .clone()
-        .unwrap_or_else(|| "anonymous".to_owned())
-}
-
-/// Where one exposed tool's calls go.
-struct Route {
-    client: Arc<Client>,
-    upstream: String,
-    exposed: String,
-    upstream_tool: String,
-    audit: Option<Arc<AuditLog>>,
-}
-
-impl Route {
-    /// Forwards one call and records it.
-    async fn call(&self, args: JsonObject, cx: RequestContext) -> CallToolResult {
-        let started = Instant::now();
-        let digest = arguments_digest(&args);
-        let options = RequestOptions::new().cancel_on(cx.cancellation().clone());
-        let outcome = self
-            .client
-            .call_tool_with(&self.upstream_tool, Value::Object(args), &options)
-            .await;
-        let (result, label) = self.answer(outcome);
-        if let Some(audit) = &self.audit {
-            audit.write(&AuditRecord {
-                time_ms: AuditRecord::now_ms(),
-                principal: principal_name(cx.principal()),
-                upstream: self.upstream.clone(),
-                tool: self.exposed.clone(),
-                upstream_tool: self.upstream_tool.clone(),
-                arguments_sha256: digest,
-                outcome: label,
-                duration_ms: AuditRecord::millis(started.elapsed()),
-            });
-        }
-        result
-    }
-
-    /// The downstream result of an upstream outcome, and its audit label.
-    /// Failures of the upstream become tool execution errors: the model
-    /// can read them and try something else.
-    fn answer(
-        &self,
-        outcome: Result<CallToolResult, ClientError>,
-    ) -> (CallToolResult, &'static str) {
-        let upstream = &self.upstream;
-        match outcome {
-            Ok(result) => (result, "ok"),
-            Err(ClientError::ToolExecution { result, .. }) => (*result, "tool_error"),
-            Err(ClientError::Timeout(after)) => (
-                CallToolResult::error(format!(
-                    "upstream {upstream:?} did not answer within {} s",
-                    after.as_secs_f64()
-                )),
-                "timeout",
-            ),
-            Err(ClientError::Cancelled) => {
-                (CallToolResult::error("the call was cancelled"), "cancelled")
-            }
-            Err(error) => (
-                CallToolResult::error(format!("upstream {upstream:?} failed: {error}")),
-                "upstream_error",
-            ),
-        }
-    }
 }

@@ -22,6 +22,7 @@
 //!     deny = ["delete_*"]
 //! "#, "gateway.toml")?;
 //! let gateway = Gateway::start(&config).await?;
+//! gateway.watch_upstreams(); // follow list changes, outages and returns
 //! for tool in gateway.tools() {
 //!     println!("{} -> {}/{}", tool.name, tool.upstream, tool.upstream_tool);
 //! }
@@ -31,13 +32,17 @@
 
 mod audit;
 pub mod config;
+mod forward;
 mod gateway;
 mod glob;
 mod names;
+mod registry;
 mod upstream;
+mod watch;
 
 pub use audit::{AuditLog, AuditRecord};
 pub use gateway::{ExposedTool, Gateway, GatewayError, STATE_KEYS_ENV};
 pub use glob::Glob;
 pub use names::{Collision, NameTable, Origin, exposed_name};
 pub use upstream::{UpstreamError, client_for};
+pub use watch::POLL_EVERY;

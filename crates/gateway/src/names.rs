@@ -94,6 +94,11 @@ impl NameTable {
     pub fn route(&self, name: &str) -> Option<&Origin> {
         self.routes.get(name)
     }
+
+    /// Frees `name` (its tool is no longer served).
+    pub fn release(&mut self, name: &str) {
+        self.routes.remove(name);
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,200 @@
+//! What the gateway serves right now: for each upstream, the tools it
+//! exposes (and their definitions, to notice changes), or why it is left
+//! out; and the table of exposed names. Every change goes through
+//! [`Registry::serve`], which adds and removes tools on the running server
+//! (each change raises `notifications/tools/list_changed` downstream).
+
+use std::sync::Arc;
+
+use toolwire_client::Client;
+use toolwire_server::Server;
+use toolwire_server::protocol::Tool;
+
+use crate::audit::AuditLog;
+use crate::config::{GatewayConfig, UpstreamConfig};
+use crate::forward::{Route, forwarding_tool};
+use crate::gateway::{ExposedTool, GatewayError};
+use crate::names::{Collision, NameTable, Origin, exposed_name};
+use crate::upstream::UpstreamError;
+
+/// One tool being served.
+#[derive(Debug)]
+struct Served {
+    exposed: ExposedTool,
+    definition: Tool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Registry {
+    config: GatewayConfig,
+    audit: Option<Arc<AuditLog>>,
+    names: NameTable,
+    served: Vec<Vec<Served>>,
+    failures: Vec<Option<UpstreamError>>,
+}
+
+impl Registry {
+    pub(crate) fn new(config: &GatewayConfig, audit: Option<Arc<AuditLog>>) -> Registry {
+        let count = config.upstreams.len();
+        Registry {
+            config: config.clone(),
+            audit,
+            names: NameTable::default(),
+            served: (0..count).map(|_| Vec::new()).collect(),
+            failures: vec![None; count],
+        }
+    }
+
+    pub(crate) fn tools(&self) -> Vec<ExposedTool> {
+        self.served
+            .iter()
+            .flatten()
+            .map(|s| s.exposed.clone())
+            .collect()
+    }
+
+    pub(crate) fn failures(&self) -> Vec<UpstreamError> {
+        self.failures.iter().flatten().cloned().collect()
+    }
+
+    pub(crate) fn failure(&self, index: usize) -> Option<UpstreamError> {
+        self.failures[index].clone()
+    }
+
+    pub(crate) fn set_failure(&mut self, index: usize, failure: Option<UpstreamError>) {
+        self.failures[index] = failure;
+    }
+
+    /// Serves `tools` of upstream `index` (those its policy allows) in place
+    /// of what it served: unchanged tools stay, changed ones are replaced,
+    /// gone ones removed. A tool whose name another upstream's tool holds
+    /// is withheld and returned as a collision, never shadowed.
+    pub(crate) fn serve(
+        &mut self,
+        server: &Server,
+        index: usize,
+        client: Arc<Client>,
+        tools: Vec<Tool>,
+    ) -> Vec<Collision> {
+        let upstream = self.config.upstreams[index].clone();
+        let wanted: Vec<(String, Tool)> = tools
+            .into_iter()
+            .filter(|tool| serves(&upstream, &tool.name))
+            .map(|tool| (self.exposed_name(&upstream, &tool.name), tool))
+            .collect();
+        let mut kept = Vec::new();
+        for served in std::mem::take(&mut self.served[index]) {
+            let unchanged = wanted
+                .iter()
+                .any(|(name, tool)| *name == served.exposed.name && *tool == served.definition);
+            if unchanged {
+                kept.push(served);
+            } else {
+                self.withdraw(server, &served.exposed.name);
+            }
+        }
+        let mut collisions = Vec::new();
+        for (name, tool) in wanted {
+            if kept.iter().any(|s| s.exposed.name == name) {
+                continue;
+            }
+            match self.add(server, index, &upstream, &client, name, tool) {
+                Ok(served) => kept.push(served),
+                Err(collision) => collisions.push(collision),
+            }
+        }
+        self.served[index] = kept;
+        collisions
+    }
+
+    /// Stops serving every tool of upstream `index`.
+    pub(crate) fn serve_none(&mut self, server: &Server, index: usize) {
+        for served in std::mem::take(&mut self.served[index]) {
+            self.withdraw(server, &served.exposed.name);
+        }
+    }
+
+    fn exposed_name(&self, upstream: &UpstreamConfig, tool: &str) -> String {
+        exposed_name(
+            &upstream.prefix,
+            &self.config.name_separator,
+            tool,
+            self.config.max_name_len,
+        )
+    }
+
+    fn add(
+        &mut self,
+        server: &Server,
+        index: usize,
+        upstream: &UpstreamConfig,
+        client: &Arc<Client>,
+        name: String,
+        tool: Tool,
+    ) -> Result<Served, Collision> {
+        let origin = Origin {
+            upstream: index,
+            tool: tool.name.clone(),
+        };
+        if let Err(collision) = self.names.claim(name.clone(), origin) {
+            tracing::warn!(
+                "{}; the later tool is withheld",
+                self.collision_error(collision.clone())
+            );
+            return Err(collision);
+        }
+        let scope = scope_of(upstream, &tool.name);
+        let route = Arc::new(Route {
+            client: Arc::clone(client),
+            upstream: upstream.name.clone(),
+            exposed: name.clone(),
+            upstream_tool: tool.name.clone(),
+            audit: self.audit.clone(),
+        });
+        let definition = forwarding_tool(&name, tool.clone(), upstream, scope.clone(), route);
+        if let Err(error) = server.add_tool(definition) {
+            tracing::warn!(%error, tool = %name, "a tool of upstream {:?} cannot be served", upstream.name);
+        }
+        Ok(Served {
+            exposed: ExposedTool {
+                name,
+                upstream: upstream.name.clone(),
+                upstream_tool: tool.name.clone(),
+                scope,
+            },
+            definition: tool,
+        })
+    }
+
+    fn withdraw(&mut self, server: &Server, name: &str) {
+        let _ = server.remove_tool(name);
+        self.names.release(name);
+    }
+
+    pub(crate) fn collision_error(&self, collision: Collision) -> GatewayError {
+        let name_of = |origin: &Origin| self.config.upstreams[origin.upstream].name.clone();
+        GatewayError::Collision {
+            first: name_of(&collision.first),
+            first_tool: collision.first.tool.clone(),
+            second: name_of(&collision.second),
+            second_tool: collision.second.tool,
+            name: collision.name,
+        }
+    }
+}
+
+/// True when `upstream`'s policy serves `tool`: allowed (or no allow list)
+/// and not denied.
+fn serves(upstream: &UpstreamConfig, tool: &str) -> bool {
+    let allowed = upstream.allow.is_empty() || upstream.allow.iter().any(|g| g.matches(tool));
+    allowed && !upstream.deny.iter().any(|g| g.matches(tool))
+}
+
+/// The scope `tool` needs: the first matching entry of `scopes`.
+fn scope_of(upstream: &UpstreamConfig, tool: &str) -> Option<String> {
+    upstream
+        .scopes
+        .iter()
+        .find(|(glob, _)| glob.matches(tool))
+        .map(|(_, scope)| scope.clone())
+}

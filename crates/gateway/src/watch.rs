@@ -1,0 +1,102 @@
+//! Keeping each upstream's tools current while the gateway serves: a
+//! `subscriptions/listen` stream per upstream (its `list_changed` makes the
+//! gateway list it again), a refetch every [`POLL_EVERY`] when it offers no
+//! stream, and when it goes away its tools leave the list until it is back
+//! (tried again with waits from 1 s doubling to 30 s; a stdio upstream's
+//! process is started again by its transport).
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use toolwire_client::ListenEvent;
+use toolwire_server::protocol::SubscriptionFilter;
+
+use crate::gateway::Gateway;
+
+/// How often an upstream without a listen stream is listed again.
+pub const POLL_EVERY: Duration = Duration::from_secs(30);
+
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+const LAST_RETRY: Duration = Duration::from_secs(30);
+
+impl Gateway {
+    /// Starts following every upstream (call it once, within the Tokio
+    /// runtime that serves the gateway). The tasks end when the gateway's
+    /// last clone is dropped.
+    pub fn watch_upstreams(&self) {
+        for index in 0..self.inner.clients.len() {
+            let weak = std::sync::Arc::downgrade(&self.inner);
+            tokio::spawn(async move {
+                let mut delay = FIRST_RETRY;
+                loop {
+                    let Some(inner) = weak.upgrade() else { return };
+                    let gateway = Gateway { inner };
+                    let Some(wait) = gateway.follow(index, &mut delay).await else {
+                        return;
+                    };
+                    drop(gateway);
+                    tokio::time::sleep(wait).await;
+                }
+            });
+        }
+    }
+
+    /// Follows upstream `index` until its stream ends or it fails; returns
+    /// how long to wait before the next attempt (`None`: there is no client
+    /// to follow it with).
+    async fn follow(&self, index: usize, delay: &mut Duration) -> Option<Duration> {
+        let client = self.inner.clients[index].clone()?;
+        let filter = SubscriptionFilter {
+            tools_list_changed: Some(true),
+            ..Default::default()
+        };
+        let subscription = client.listen(filter).await;
+        // Listed after subscribing: a change made in between is in this
+        // listing or in a notification that follows it.
+        let listing = self.list(index).await;
+        let listed = listing.is_ok();
+        self.apply(index, listing);
+        if !listed {
+            return Some(backoff(delay));
+        }
+        let mut subscription = match subscription {
+            Ok(subscription) => subscription,
+            Err(error) => {
+                let upstream = &self.inner.config.upstreams[index].name;
+                tracing::debug!(%error, upstream, "no listen stream; polling its tool list");
+                *delay = FIRST_RETRY;
+                return Some(POLL_EVERY);
+            }
+        };
+        let since = Instant::now();
+        while let Some(event) = subscription.next_event().await {
+            match event {
+                Ok(ListenEvent::ToolsListChanged) => {
+                    let listing = self.list(index).await;
+                    self.apply(index, listing);
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    let upstream = &self.inner.config.upstreams[index].name;
+                    tracing::debug!(%error, upstream, "its listen stream failed");
+                    break;
+                }
+            }
+        }
+        // The stream ended: list again at once (the upstream may be gone),
+        // unless streams keep ending as soon as they start.
+        if since.elapsed() < LAST_RETRY {
+            return Some(backoff(delay));
+        }
+        *delay = FIRST_RETRY;
+        Some(Duration::ZERO)
+    }
+}
+
+/// The wait now, doubling the next one (at most [`LAST_RETRY`]).
+fn backoff(delay: &mut Duration) -> Duration {
+    let wait = *delay;
+    *delay = (*delay * 2).min(LAST_RETRY);
+    wait
+}
