@@ -7,21 +7,40 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use toolwire::server::http::{HttpConfig, HttpServer};
 use toolwire_gateway::Gateway;
-use toolwire_gateway::config::{GatewayConfig, Listen, TokenConfig};
+use toolwire_gateway::config::{
+    AuditTarget, GatewayConfig, Listen, TokenConfig, UpstreamConfig, UpstreamTransport,
+};
 
 use crate::failure::Failure;
 use crate::safe_text;
-use crate::serve::{auth_config, bind_failure, shutdown_signal};
+use crate::serve::{auth_config, bind_failure, parse_token, resolve, shutdown_signal};
 
-/// `toolwire gateway --config FILE`, or `toolwire gateway check --config FILE`.
+/// `toolwire gateway --config FILE`, `toolwire gateway check --config FILE`,
+/// or the shorthand `toolwire gateway --http ADDR [--token T] -- CMD ARGS`.
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct GatewayArgs {
     #[command(subcommand)]
     command: Option<GatewayCommand>,
     /// The configuration file (TOML; see crates/gateway/CONFIG.md).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["http", "server"])]
     config: Option<PathBuf>,
+    /// Shorthand, without a file: serve the stdio server after `--` on
+    /// Streamable HTTP at ADDR (default 127.0.0.1:8940), its tools under
+    /// their own names.
+    #[arg(long, value_name = "ADDR", requires = "server")]
+    http: Option<String>,
+    /// Shorthand: require this bearer token (repeatable), with the scopes
+    /// after `:`, as for `toolwire serve --token`.
+    #[arg(long = "token", value_name = "TOKEN[:SCOPE,...]", value_parser = parse_token, requires = "server")]
+    tokens: Vec<(String, Vec<String>)>,
+    /// Shorthand: append an audit record per call (JSON lines) to FILE, or
+    /// `-` for stderr.
+    #[arg(long, value_name = "FILE", requires = "server")]
+    audit: Option<String>,
+    /// Shorthand: the stdio server's command and arguments.
+    #[arg(last = true, value_name = "COMMAND")]
+    server: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -36,16 +55,48 @@ enum GatewayCommand {
 }
 
 pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
-    match args.command {
-        Some(GatewayCommand::Check { config }) => check(&load(&config)?).await,
-        None => {
-            let path = args.config.ok_or_else(|| {
-                Failure::usage("toolwire gateway needs --config FILE")
-                    .hint("see crates/gateway/CONFIG.md for the file's keys")
-            })?;
-            serve(&load(&path)?).await
-        }
+    if let Some(GatewayCommand::Check { config }) = &args.command {
+        return check(&load(config)?).await;
     }
+    if !args.server.is_empty() {
+        let config = shorthand(&args).await?;
+        return serve(&config, args.tokens.clone()).await;
+    }
+    let path = args.config.ok_or_else(|| {
+        Failure::usage("toolwire gateway needs --config FILE, or -- COMMAND for one stdio server")
+            .hint("see crates/gateway/CONFIG.md for the file's keys")
+    })?;
+    let config = load(&path)?;
+    let tokens = resolve_tokens(&config.tokens)?;
+    serve(&config, tokens).await
+}
+
+/// The configuration of the shorthand: one stdio server, no prefix.
+async fn shorthand(args: &GatewayArgs) -> Result<GatewayConfig, Failure> {
+    let addr = resolve(args.http.as_deref().unwrap_or("127.0.0.1:8940")).await?;
+    let name = std::path::Path::new(&args.server[0])
+        .file_name()
+        .map_or_else(|| "server".into(), |n| n.to_string_lossy().into_owned());
+    Ok(GatewayConfig {
+        listen: Listen::Http(addr),
+        name_separator: "__".into(),
+        max_name_len: 128,
+        audit: args.audit.as_deref().map(|a| match a {
+            "-" => AuditTarget::Stderr,
+            path => AuditTarget::File(path.into()),
+        }),
+        tokens: Vec::new(),
+        upstreams: vec![UpstreamConfig {
+            name,
+            prefix: String::new(),
+            transport: UpstreamTransport::Command(args.server.clone()),
+            allow: Vec::new(),
+            deny: Vec::new(),
+            timeout: None,
+            rate_limit: None,
+            scopes: Vec::new(),
+        }],
+    })
 }
 
 fn load(path: &std::path::Path) -> Result<GatewayConfig, Failure> {
@@ -93,8 +144,7 @@ async fn check(config: &GatewayConfig) -> Result<(), Failure> {
     }
 }
 
-async fn serve(config: &GatewayConfig) -> Result<(), Failure> {
-    let tokens = resolve_tokens(&config.tokens)?;
+async fn serve(config: &GatewayConfig, tokens: Vec<(String, Vec<String>)>) -> Result<(), Failure> {
     let gateway = start(config).await?;
     gateway.watch_upstreams();
     let server = gateway.server().clone();

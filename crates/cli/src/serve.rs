@@ -108,7 +108,7 @@ pub struct ServeArgs {
     max_sessions: Option<usize>,
 }
 
-fn parse_token(text: &str) -> Result<(String, Vec<String>), String> {
+pub(crate) fn parse_token(text: &str) -> Result<(String, Vec<String>), String> {
     let (token, scopes) = match text.split_once(':') {
         Some((token, scopes)) => (token, scopes),
         None => (text, ""),
@@ -322,7 +322,7 @@ pub(crate) fn auth_config(
 }
 
 /// `host:port`, `[v6]:port`, or a port alone (on 127.0.0.1).
-async fn resolve(text: &str) -> Result<SocketAddr, Failure> {
+pub(crate) async fn resolve(text: &str) -> Result<SocketAddr, Failure> {
     if let Ok(port) = text.parse::<u16>() {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
     }

@@ -359,3 +359,26 @@ fn a_dead_upstreams_tools_leave_the_list_and_return_with_it() {
     echoed.expect_code(0);
     assert_eq!(echoed.json()["content"][0]["text"], "back");
 }
+
+#[test]
+fn the_shorthand_puts_one_stdio_server_on_http_behind_a_token() {
+    let gateway = Served::command(&[
+        "gateway",
+        "--http",
+        "127.0.0.1:0",
+        "--token",
+        "s3cret",
+        "--",
+        bin(),
+        "serve",
+        "--stdio",
+    ]);
+    let names = tool_names(&gateway.url, Some("s3cret"));
+    assert_eq!(names.first().map(String::as_str), Some("echo"), "{names:?}");
+    assert!(names.contains(&"create_basket".to_owned()), "{names:?}");
+    let echoed = call(&gateway.url, "echo", &["text=short"], Some("s3cret"));
+    echoed.expect_code(0);
+    assert_eq!(echoed.json()["content"][0]["text"], "short");
+    let refused = toolwire(&["list", &gateway.url], "");
+    refused.expect_code(2);
+}
