@@ -1302,7 +1302,7 @@ async fn redis_instructions(options: &Options) -> Result<(), String> {
         );
         println!(
             "| server | request | toolwire-echo instructions per request | redis-server instructions per request | \
-             Redis round trips per request | of them script calls | commands run by the scripts per request |"
+             Redis round trips (per request) | of them script calls | commands run by the scripts per request |"
         );
         println!("|---|---|---:|---:|---:|---:|---:|");
         let path = binary("toolwire-echo")?;
@@ -1311,12 +1311,13 @@ async fn redis_instructions(options: &Options) -> Result<(), String> {
             let sent = counted.sent.unwrap_or_default();
             let per = |v: u64| v as f64 / n as f64;
             println!(
-                "| {label} | {} | {} | {} | {:.3} | {:.3} | {:.2} |",
+                "| {label} | {} | {} | {} | {} ({:.3}) | {} | {:.2} |",
                 workload.label(),
                 thousands(counted.instructions / n),
                 thousands(counted.redis_instructions.unwrap_or(0) / n),
+                thousands(sent.round_trips),
                 per(sent.round_trips),
-                per(sent.scripts),
+                thousands(sent.scripts),
                 per(sent.inner),
             );
         }
