@@ -1,0 +1,641 @@
+//! The configuration file: the documented example, defaults, and every
+//! refusal with its exact message (file, line, key, what is expected).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use toolwire_gateway::Glob;
+use toolwire_gateway::config::{
+    AuditTarget, GatewayConfig, Listen, TokenConfig, UpstreamConfig, UpstreamTransport,
+};
+use toolwire_server::RateLimit;
+
+/// The first ```toml block of CONFIG.md.
+fn config_md_example() -> String {
+    let doc = include_str!("../CONFIG.md");
+    let start = doc.find("```toml\n").expect("a ```toml block") + "```toml\n".len();
+    let end = start + doc[start..].find("```").expect("the block's end");
+    doc[start..end].to_owned()
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+fn globs(items: &[&str]) -> Vec<Glob> {
+    items.iter().map(|s| Glob::new(*s)).collect()
+}
+
+#[test]
+fn the_example_in_config_md_parses_into_the_expected_config() {
+    let config = GatewayConfig::parse(&config_md_example(), "CONFIG.md").unwrap();
+    let expected = GatewayConfig {
+        listen: Listen::Http("127.0.0.1:8940".parse().unwrap()),
+        name_separator: "__".into(),
+        max_name_len: 64,
+        audit: Some(AuditTarget::File(PathBuf::from("audit.jsonl"))),
+        tokens: vec![
+            TokenConfig {
+                env: "GW_ADMIN_TOKEN".into(),
+                scopes: strings(&["admin"]),
+            },
+            TokenConfig {
+                env: "GW_READER_TOKEN".into(),
+                scopes: vec![],
+            },
+        ],
+        upstreams: vec![
+            UpstreamConfig {
+                name: "files".into(),
+                prefix: "files".into(),
+                transport: UpstreamTransport::Command(strings(&[
+                    "npx",
+                    "-y",
+                    "@modelcontextprotocol/server-filesystem",
+                    "/srv/docs",
+                ])),
+                allow: vec![],
+                deny: globs(&["write_*", "move_*"]),
+                timeout: None,
+                rate_limit: None,
+                scopes: vec![],
+            },
+            UpstreamConfig {
+                name: "crm".into(),
+                prefix: "crm".into(),
+                transport: UpstreamTransport::Url {
+                    url: "https://crm.example.com/mcp".into(),
+                    bearer_env: Some("CRM_TOKEN".into()),
+                },
+                allow: globs(&["search_*", "get_*", "delete_*"]),
+                deny: vec![],
+                timeout: Some(Duration::from_secs(30)),
+                rate_limit: Some(RateLimit::new(30, Duration::from_secs(60))),
+                scopes: vec![(Glob::new("delete_*"), "admin".into())],
+            },
+        ],
+    };
+    assert_eq!(config, expected);
+}
+
+#[test]
+fn every_toml_block_of_config_md_but_fragments_parses() {
+    // The other blocks are fragments: each gets the example's other half.
+    let doc = include_str!("../CONFIG.md");
+    let example = config_md_example();
+    let (gateway, upstreams) = example.split_at(example.find("[[upstream]]").unwrap());
+    let blocks: Vec<&str> = doc.split("```toml\n").skip(2).collect();
+    assert_eq!(blocks.len(), 2, "CONFIG.md's toml blocks changed");
+    for block in blocks {
+        let block = &block[..block.find("```").unwrap()];
+        let text = if block.contains("[gateway]") {
+            format!("{block}\n{upstreams}")
+        } else {
+            format!("{gateway}\n{block}")
+        };
+        if let Err(e) = GatewayConfig::parse(&text, "CONFIG.md") {
+            panic!("{e}\n{text}");
+        }
+    }
+}
+
+#[test]
+fn defaults_apply_when_keys_are_absent() {
+    let text =
+        "[gateway]\nstdio = true\n\n[[upstream]]\nname = \"echo\"\ncommand = [\"echo-server\"]\n";
+    let config = GatewayConfig::parse(text, "gw.toml").unwrap();
+    assert_eq!(
+        config,
+        GatewayConfig {
+            listen: Listen::Stdio,
+            name_separator: "__".into(),
+            max_name_len: 64,
+            audit: None,
+            tokens: vec![],
+            upstreams: vec![UpstreamConfig {
+                name: "echo".into(),
+                prefix: "echo".into(),
+                transport: UpstreamTransport::Command(strings(&["echo-server"])),
+                allow: vec![],
+                deny: vec![],
+                timeout: None,
+                rate_limit: None,
+                scopes: vec![],
+            }],
+        }
+    );
+}
+
+/// `[gateway]` on HTTP, with `extra` from line 3, and one upstream.
+fn with_gateway(extra: &str) -> String {
+    format!(
+        "[gateway]\nhttp = \"127.0.0.1:8940\"\n{extra}\n\n[[upstream]]\nname = \"files\"\ncommand = [\"server\"]\n"
+    )
+}
+
+/// A valid `[gateway]`, then an upstream `crm` over HTTP (lines 4 to 6)
+/// with `extra` from line 7.
+fn with_crm(extra: &str) -> String {
+    format!(
+        "[gateway]\nhttp = \"127.0.0.1:8940\"\n\n[[upstream]]\nname = \"crm\"\nurl = \"https://crm.example.com/mcp\"\n{extra}\n"
+    )
+}
+
+/// A valid `[gateway]`, then an upstream `files` (lines 4 and 5) with a
+/// command from line 6: `extra`.
+fn with_files(extra: &str) -> String {
+    format!("[gateway]\nhttp = \"127.0.0.1:8940\"\n\n[[upstream]]\nname = \"files\"\n{extra}\n")
+}
+
+fn parsed(text: &str) -> GatewayConfig {
+    match GatewayConfig::parse(text, "gw.toml") {
+        Ok(config) => config,
+        Err(e) => panic!("{e}\n{text}"),
+    }
+}
+
+fn refusal(text: &str) -> String {
+    match GatewayConfig::parse(text, "gw.toml") {
+        Ok(config) => panic!("accepted: {config:?}\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Each (file, exact message) pair.
+fn assert_refusals(cases: &[(String, &str)]) {
+    for (text, expected) in cases {
+        assert_eq!(refusal(text), *expected, "for:\n{text}");
+    }
+}
+
+#[test]
+fn errors_carry_the_line_and_the_key_as_fields() {
+    let e = GatewayConfig::parse(&with_crm("timeout_s = -1"), "gw.toml").unwrap_err();
+    assert_eq!(e.source_name, "gw.toml");
+    assert_eq!(e.line, Some(7));
+    assert_eq!(e.key, "upstream \"crm\".timeout_s");
+    assert_eq!(
+        e.message,
+        "expected a number of seconds from 0.001 to 86400, got -1"
+    );
+}
+
+#[test]
+fn invalid_toml_is_refused_with_its_line_and_column() {
+    assert_refusals(&[
+        (
+            "[gateway]\nhttp = \"127.0.0.1:8940\nstdio = true\n".into(),
+            "gw.toml:2: invalid TOML at column 23: invalid basic string, expected `\"`",
+        ),
+        (
+            with_gateway("http = \"127.0.0.1:1\""),
+            "gw.toml:3: http: appears twice in the same table; expected it once",
+        ),
+    ]);
+}
+
+#[test]
+fn unknown_keys_are_refused_with_the_keys_expected() {
+    assert_refusals(&[
+        (
+            "[gatway]\nhttp = \"127.0.0.1:8940\"\n".into(),
+            "gw.toml:1: gatway: unknown key; expected one of gateway, upstream",
+        ),
+        (
+            with_gateway("listen = \"127.0.0.1:1\""),
+            "gw.toml:3: gateway.listen: unknown key; expected one of http, stdio, \
+             name_separator, max_name_len, audit, tokens",
+        ),
+        (
+            with_gateway("tokens = [{ env = \"A\", scope = [\"admin\"] }]"),
+            "gw.toml:3: gateway.tokens[0].scope: unknown key; expected one of env, scopes",
+        ),
+        (
+            with_crm("timeout = 30"),
+            "gw.toml:7: upstream \"crm\".timeout: unknown key; expected one of name, prefix, \
+             command, url, bearer_env, allow, deny, timeout_s, rate_limit, scopes",
+        ),
+        (
+            "[gateway]\nstdio = true\n\n[[upstream]]\nurl = \"https://x.example\"\nnmae = \"crm\"\n"
+                .into(),
+            "gw.toml:6: upstream[0].nmae: unknown key; expected one of name, prefix, command, \
+             url, bearer_env, allow, deny, timeout_s, rate_limit, scopes",
+        ),
+    ]);
+}
+
+#[test]
+fn secrets_in_the_file_are_refused_with_where_they_go() {
+    let to_tokens = "refused: secrets are never read from the file; put it in an environment \
+                     variable and name that variable in [gateway] tokens = [{ env = \"VAR\" }]";
+    let to_bearer_env = "refused: secrets are never read from the file; put it in an environment \
+                         variable and name that variable in bearer_env = \"VAR\"";
+    assert_refusals(&[
+        (
+            with_gateway("token = \"s3cret\""),
+            &format!("gw.toml:3: gateway.token: {to_tokens}"),
+        ),
+        (
+            with_gateway("tokens = [{ env = \"A\", token = \"s3cret\" }]"),
+            &format!("gw.toml:3: gateway.tokens[0].token: {to_tokens}"),
+        ),
+        (
+            with_crm("bearer = \"s3cret\""),
+            &format!("gw.toml:7: upstream \"crm\".bearer: {to_bearer_env}"),
+        ),
+        (
+            with_crm("bearer_token = \"s3cret\""),
+            &format!("gw.toml:7: upstream \"crm\".bearer_token: {to_bearer_env}"),
+        ),
+        (
+            with_gateway("tokens = [\"s3cret\"]"),
+            "gw.toml:3: gateway.tokens[0]: expected a table such as { env = \"VAR\", scopes = \
+             [\"admin\"] }, got a string (not repeated here); a token is read from an \
+             environment variable, never from the file",
+        ),
+        (
+            with_crm("bearer_env = \"sk-live-s3cret\""),
+            "gw.toml:7: upstream \"crm\".bearer_env: expected the name of an environment \
+             variable (A-Z a-z 0-9 _, not starting with a digit) holding the secret, not the \
+             secret itself; got a string that is not such a name (not repeated here)",
+        ),
+    ]);
+}
+
+#[test]
+fn the_gateway_listens_on_exactly_one_of_http_and_stdio() {
+    assert_refusals(&[
+        (
+            "upstream = [{ name = \"a\", command = [\"a\"] }]\n".into(),
+            "gw.toml: gateway: missing; expected a [gateway] table with http = \"ADDR:PORT\" \
+             or stdio = true",
+        ),
+        (
+            "gateway = 1\n".into(),
+            "gw.toml:1: gateway: expected a [gateway] table, got 1",
+        ),
+        (
+            "[gateway]\nstdio = false\n\n[[upstream]]\nname = \"a\"\ncommand = [\"a\"]\n".into(),
+            "gw.toml:1: gateway: expected http = \"ADDR:PORT\" or stdio = true, got neither",
+        ),
+        (
+            with_gateway("stdio = true"),
+            "gw.toml:3: gateway.stdio: expected exactly one of http = \"ADDR:PORT\" or stdio = \
+             true, got both",
+        ),
+        (
+            "[gateway]\nstdio = \"yes\"\n".into(),
+            "gw.toml:2: gateway.stdio: expected true or false, got \"yes\"",
+        ),
+        (
+            "[gateway]\nhttp = \"localhost:8940\"\n".into(),
+            "gw.toml:2: gateway.http: expected an IP address and port such as \
+             \"127.0.0.1:8940\" (host names are not resolved), got \"localhost:8940\"",
+        ),
+        (
+            "[gateway]\nhttp = 8940\n".into(),
+            "gw.toml:2: gateway.http: expected an IP address and port such as \
+             \"127.0.0.1:8940\" (host names are not resolved), got 8940",
+        ),
+    ]);
+    // Beyond loopback without tokens is refused by `toolwire gateway`, not here.
+    let open =
+        "[gateway]\nhttp = \"0.0.0.0:8940\"\n\n[[upstream]]\nname = \"a\"\ncommand = [\"a\"]\n";
+    assert_eq!(
+        parsed(open).listen,
+        Listen::Http("0.0.0.0:8940".parse().unwrap())
+    );
+    let v6 = "[gateway]\nhttp = \"[::1]:8940\"\n\n[[upstream]]\nname = \"a\"\ncommand = [\"a\"]\n";
+    assert_eq!(
+        parsed(v6).listen,
+        Listen::Http("[::1]:8940".parse().unwrap())
+    );
+}
+
+#[test]
+fn gateway_values_are_checked() {
+    let separator = "expected only the characters A-Z a-z 0-9 _ - . (or \"\" for none)";
+    let max_name_len = "expected a whole number from 16 to 128";
+    assert_refusals(&[
+        (
+            with_gateway("name_separator = \"::\""),
+            &format!("gw.toml:3: gateway.name_separator: {separator}, got \"::\""),
+        ),
+        (
+            with_gateway("max_name_len = 200"),
+            &format!("gw.toml:3: gateway.max_name_len: {max_name_len}, got 200"),
+        ),
+        (
+            with_gateway("max_name_len = 15"),
+            &format!("gw.toml:3: gateway.max_name_len: {max_name_len}, got 15"),
+        ),
+        (
+            with_gateway("max_name_len = 64.0"),
+            &format!("gw.toml:3: gateway.max_name_len: {max_name_len}, got 64.0"),
+        ),
+        (
+            with_gateway("audit = \"\""),
+            "gw.toml:3: gateway.audit: expected a file path, or \"-\" for standard error, got \"\"",
+        ),
+    ]);
+    let config = parsed(&with_gateway(
+        "name_separator = \"\"\nmax_name_len = 128\naudit = \"-\"",
+    ));
+    assert_eq!(config.name_separator, "");
+    assert_eq!(config.max_name_len, 128);
+    assert_eq!(config.audit, Some(AuditTarget::Stderr));
+    assert_eq!(parsed(&with_gateway("max_name_len = 16")).max_name_len, 16);
+}
+
+#[test]
+fn tokens_are_named_environment_variables() {
+    let env = "expected the name of an environment variable (A-Z a-z 0-9 _, not starting with \
+               a digit) holding the secret, not the secret itself; got a string that is not \
+               such a name (not repeated here)";
+    assert_refusals(&[
+        (
+            with_gateway("tokens = { env = \"A\" }"),
+            "gw.toml:3: gateway.tokens: expected an array of tables such as [{ env = \"VAR\", \
+             scopes = [\"admin\"] }], got a table",
+        ),
+        (
+            with_gateway("tokens = [{ scopes = [\"admin\"] }]"),
+            "gw.toml:3: gateway.tokens[0].env: missing; expected the name of an environment \
+             variable (A-Z a-z 0-9 _, not starting with a digit)",
+        ),
+        (
+            with_gateway("tokens = [{ env = \"\" }]"),
+            &format!("gw.toml:3: gateway.tokens[0].env: {env}"),
+        ),
+        (
+            with_gateway("tokens = [{ env = \"1TOKEN\" }]"),
+            &format!("gw.toml:3: gateway.tokens[0].env: {env}"),
+        ),
+        (
+            with_gateway("tokens = [{ env = 7 }]"),
+            "gw.toml:3: gateway.tokens[0].env: expected the name of an environment variable \
+             (A-Z a-z 0-9 _, not starting with a digit), got 7",
+        ),
+        (
+            with_gateway("tokens = [{ env = \"A\" },\n  { env = \"A\", scopes = [\"admin\"] }]"),
+            "gw.toml:4: gateway.tokens[1].env: expected each variable in one entry only, got \
+             \"A\" also in tokens[0]",
+        ),
+        (
+            with_gateway("tokens = [{ env = \"A\", scopes = [\"\"] }]"),
+            "gw.toml:3: gateway.tokens[0].scopes[0]: expected a non-empty scope name, got \"\"",
+        ),
+        (
+            with_gateway("tokens = [{ env = \"A\", scopes = \"admin\" }]"),
+            "gw.toml:3: gateway.tokens[0].scopes: expected an array of scope names such as \
+             [\"admin\"], got \"admin\"",
+        ),
+    ]);
+}
+
+#[test]
+fn at_least_one_upstream_is_required() {
+    assert_refusals(&[
+        (
+            "[gateway]\nstdio = true\n".into(),
+            "gw.toml: upstream: missing; expected at least one [[upstream]] table (a gateway \
+             with no server behind it serves nothing)",
+        ),
+        (
+            "upstream = []\n[gateway]\nstdio = true\n".into(),
+            "gw.toml:1: upstream: expected at least one [[upstream]] table (a gateway with no \
+             server behind it serves nothing), got an empty array",
+        ),
+        (
+            "[gateway]\nstdio = true\n\n[upstream]\nname = \"a\"\ncommand = [\"a\"]\n".into(),
+            "gw.toml:4: upstream: expected [[upstream]] tables (an array of tables: double \
+             brackets), got a table",
+        ),
+        (
+            "upstream = [\"files\"]\n[gateway]\nstdio = true\n".into(),
+            "gw.toml:1: upstream[0]: expected an [[upstream]] table, got \"files\"",
+        ),
+    ]);
+}
+
+#[test]
+fn upstream_names_are_present_unique_and_a_valid_default_prefix() {
+    let name = "expected a non-empty name without / or control characters";
+    assert_refusals(&[
+        (
+            with_files("").replace("name = \"files\"\n", "command = [\"server\"]"),
+            "gw.toml:4: upstream[0].name: missing; expected a name such as \"files\"",
+        ),
+        (
+            with_crm("").replace("\"crm\"", "\"\""),
+            &format!("gw.toml:5: upstream[0].name: {name}, got \"\""),
+        ),
+        (
+            with_crm("").replace("\"crm\"", "\"crm/eu\""),
+            &format!("gw.toml:5: upstream[0].name: {name}, got \"crm/eu\""),
+        ),
+        (
+            with_crm("").replace("\"crm\"", "\"my crm\""),
+            "gw.toml:5: upstream[0].name: expected only the characters A-Z a-z 0-9 _ - . (the \
+             name is the prefix while prefix is not set), got \"my crm\"",
+        ),
+        (
+            with_crm("\n[[upstream]]\nname = \"crm\"\ncommand = [\"crm-local\"]"),
+            "gw.toml:9: upstream[1].name: expected a name no other upstream has, got \"crm\", \
+             already upstream[0]'s",
+        ),
+    ]);
+    let config = parsed(&with_crm("prefix = \"crm_eu\"").replace("\"crm\"", "\"my crm\""));
+    assert_eq!(config.upstreams[0].name, "my crm");
+    assert_eq!(config.upstreams[0].prefix, "crm_eu");
+}
+
+#[test]
+fn prefixes_are_made_of_tool_name_characters_or_empty() {
+    assert_refusals(&[
+        (
+            with_crm("prefix = \"c r m\""),
+            "gw.toml:7: upstream \"crm\".prefix: expected only the characters A-Z a-z 0-9 _ - . \
+             (or \"\" for no prefix), got \"c r m\"",
+        ),
+        (
+            with_crm("prefix = \"crm:\""),
+            "gw.toml:7: upstream \"crm\".prefix: expected only the characters A-Z a-z 0-9 _ - . \
+             (or \"\" for no prefix), got \"crm:\"",
+        ),
+    ]);
+    assert_eq!(parsed(&with_crm("prefix = \"\"")).upstreams[0].prefix, "");
+    assert_eq!(
+        parsed(&with_crm("prefix = \"CRM.v2-eu_1\"")).upstreams[0].prefix,
+        "CRM.v2-eu_1"
+    );
+}
+
+#[test]
+fn an_upstream_has_exactly_one_of_command_and_url() {
+    let program = "expected a program and its arguments such as [\"npx\", \"-y\", \"server\"]";
+    let url = "expected an http:// or https:// URL such as \"https://crm.example.com/mcp\"";
+    assert_refusals(&[
+        (
+            with_crm("command = [\"crm-local\"]"),
+            "gw.toml:6: upstream \"crm\".url: expected exactly one of command or url, got both",
+        ),
+        (
+            with_files(""),
+            "gw.toml:4: upstream \"files\": expected command = [\"PROGRAM\", \"ARG\", ...] or \
+             url = \"https://...\", got neither",
+        ),
+        (
+            with_files("command = []"),
+            &format!("gw.toml:6: upstream \"files\".command: {program}, got an empty array"),
+        ),
+        (
+            with_files("command = \"npx -y server\""),
+            &format!("gw.toml:6: upstream \"files\".command: {program}, got \"npx -y server\""),
+        ),
+        (
+            with_files("command = [\"\", \"-y\"]"),
+            "gw.toml:6: upstream \"files\".command[0]: expected a program name, got \"\"",
+        ),
+        (
+            with_files("command = [\"npx\", 1]"),
+            "gw.toml:6: upstream \"files\".command[1]: expected a string, got 1",
+        ),
+        (
+            with_files("url = \"ftp://files.example.com\""),
+            &format!("gw.toml:6: upstream \"files\".url: {url}, got \"ftp://files.example.com\""),
+        ),
+        (
+            with_files("url = \"https://\""),
+            &format!("gw.toml:6: upstream \"files\".url: {url}, got \"https://\""),
+        ),
+        (
+            with_files("command = [\"server\"]\nbearer_env = \"FILES_TOKEN\""),
+            "gw.toml:7: upstream \"files\".bearer_env: expected only with url: a command \
+             upstream is reached over stdio, where no bearer token is sent",
+        ),
+    ]);
+    let config = parsed(&with_files("url = \"http://127.0.0.1:9000/mcp\""));
+    assert_eq!(
+        config.upstreams[0].transport,
+        UpstreamTransport::Url {
+            url: "http://127.0.0.1:9000/mcp".into(),
+            bearer_env: None
+        }
+    );
+}
+
+#[test]
+fn timeouts_are_positive_finite_seconds() {
+    let expected = "expected a number of seconds from 0.001 to 86400";
+    let at = "gw.toml:7: upstream \"crm\".timeout_s";
+    let cases: Vec<(String, String)> = ["-1", "0", "0.0001", "nan", "inf", "86401", "\"30\""]
+        .iter()
+        .map(|v| {
+            let text = with_crm(&format!("timeout_s = {v}"));
+            (text, format!("{at}: {expected}, got {v}"))
+        })
+        .collect();
+    for (text, message) in &cases {
+        assert_eq!(refusal(text), *message);
+    }
+    let timeout = |v: &str| parsed(&with_crm(&format!("timeout_s = {v}"))).upstreams[0].timeout;
+    assert_eq!(timeout("2.5"), Some(Duration::from_millis(2500)));
+    assert_eq!(timeout("0.001"), Some(Duration::from_millis(1)));
+    assert_eq!(timeout("86400"), Some(Duration::from_secs(86_400)));
+}
+
+#[test]
+fn rate_limits_are_n_per_secs() {
+    let expected = "expected \"N/SECS\" with whole numbers N and SECS greater than 0, such as \
+                    \"30/60\" (30 calls in 60 s)";
+    let at = "gw.toml:7: upstream \"crm\".rate_limit";
+    for v in [
+        "\"30/0\"",
+        "\"0/60\"",
+        "\"30\"",
+        "\"30/1.5\"",
+        "\"-1/60\"",
+        "30",
+    ] {
+        let text = with_crm(&format!("rate_limit = {v}"));
+        assert_eq!(refusal(&text), format!("{at}: {expected}, got {v}"));
+    }
+    let config = parsed(&with_crm("rate_limit = \"5 / 1\""));
+    assert_eq!(
+        config.upstreams[0].rate_limit,
+        Some(RateLimit::new(5, Duration::from_secs(1)))
+    );
+}
+
+#[test]
+fn patterns_and_scopes_are_not_empty() {
+    assert_refusals(&[
+        (
+            with_crm("allow = [\"search_*\", \"\"]"),
+            "gw.toml:7: upstream \"crm\".allow[1]: expected a non-empty pattern such as \
+             \"search_*\", got \"\"",
+        ),
+        (
+            with_crm("deny = \"write_*\""),
+            "gw.toml:7: upstream \"crm\".deny: expected an array of tool-name patterns such as \
+             [\"search_*\", \"get_*\"], got \"write_*\"",
+        ),
+        (
+            with_crm("scopes = { \"\" = \"admin\" }"),
+            "gw.toml:7: upstream \"crm\".scopes.\"\": expected a non-empty pattern such as \
+             \"delete_*\"",
+        ),
+        (
+            with_crm("scopes = { \"delete_*\" = \"\" }"),
+            "gw.toml:7: upstream \"crm\".scopes.\"delete_*\": expected a non-empty scope name \
+             such as \"admin\", got \"\"",
+        ),
+        (
+            with_crm("scopes = [\"admin\"]"),
+            "gw.toml:7: upstream \"crm\".scopes: expected a table of pattern = scope such as { \
+             \"delete_*\" = \"admin\" }, got an array",
+        ),
+    ]);
+    let config = parsed(&with_crm(
+        "[upstream.scopes]\nwrite_file = \"writer\"\n\"delete_*\" = \"admin\"",
+    ));
+    assert_eq!(
+        config.upstreams[0].scopes,
+        vec![
+            (Glob::new("write_file"), "writer".into()),
+            (Glob::new("delete_*"), "admin".into()),
+        ],
+        "in the file's order"
+    );
+}
+
+#[test]
+fn load_reads_the_file_and_names_it_in_errors() {
+    let dir = std::env::temp_dir().join(format!("toolwire-gateway-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("gw.toml");
+    std::fs::write(&path, with_crm("timeout_s = 0")).unwrap();
+    let e = GatewayConfig::load(&path).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:7: upstream \"crm\".timeout_s: expected a number of seconds from 0.001 to \
+             86400, got 0",
+            path.display()
+        )
+    );
+    std::fs::write(&path, config_md_example()).unwrap();
+    assert_eq!(GatewayConfig::load(&path).unwrap().upstreams.len(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let missing = Path::new("/nonexistent/gw.toml");
+    let e = GatewayConfig::load(missing).unwrap_err();
+    assert_eq!(e.line, None);
+    assert_eq!(e.key, "");
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/gw.toml: cannot read the file: "),
+        "{e}"
+    );
+}
