@@ -10,6 +10,7 @@ use toml::de::{DeTable, DeValue};
 use toolwire_server::RateLimit;
 
 use crate::glob::Glob;
+use crate::pin::PinMode;
 
 /// What the gateway serves and in front of which servers.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +23,11 @@ pub struct GatewayConfig {
     pub max_name_len: usize,
     /// Where the audit records go (none by default).
     pub audit: Option<AuditTarget>,
+    /// The lock file of pinned tool definitions (none: no pinning).
+    pub lock: Option<PathBuf>,
+    /// What a tool not yet in the lock file gets: `pin = "first-use"` (the
+    /// default) or `"strict"`.
+    pub pin: PinMode,
     /// Bearer tokens downstream clients present (none: no authentication,
     /// allowed on loopback only).
     pub tokens: Vec<TokenConfig>,
@@ -168,6 +174,8 @@ const GATEWAY_KEYS: &[&str] = &[
     "name_separator",
     "max_name_len",
     "audit",
+    "lock",
+    "pin",
     "tokens",
 ];
 /// The keys of a `[[upstream]]`.
@@ -495,6 +503,8 @@ impl Table<'_> {
             name_separator: name_separator(&gateway)?,
             max_name_len: max_name_len(&gateway)?,
             audit: audit(&gateway)?,
+            lock: lock(&gateway)?,
+            pin: pin(&gateway)?,
             tokens: tokens(&gateway)?,
             upstreams: upstreams(self)?,
         })
@@ -568,6 +578,33 @@ fn audit(gateway: &Table) -> Checked<Option<AuditTarget>> {
         "-" => AuditTarget::Stderr,
         _ => AuditTarget::File(PathBuf::from(target)),
     }))
+}
+
+/// `lock`: the lock file's path.
+fn lock(gateway: &Table) -> Checked<Option<PathBuf>> {
+    let Some(field) = gateway.get("lock") else {
+        return Ok(None);
+    };
+    let path = field.string("a file path", |s| !s.is_empty())?;
+    Ok(Some(PathBuf::from(path)))
+}
+
+/// `pin`: `"first-use"` (the default) or `"strict"`, with `lock` only.
+fn pin(gateway: &Table) -> Checked<PinMode> {
+    let Some(field) = gateway.get("pin") else {
+        return Ok(PinMode::default());
+    };
+    let mode = match field.str() {
+        Some("first-use") => PinMode::TrustOnFirstUse,
+        Some("strict") => PinMode::Strict,
+        _ => return Err(field.expected("\"first-use\" or \"strict\"")),
+    };
+    match gateway.get("lock") {
+        Some(_) => Ok(mode),
+        None => {
+            Err(field.error("expected only with lock = \"FILE\": pins are kept in the lock file"))
+        }
+    }
 }
 
 /// `tokens`: each variable in one entry only.

@@ -8,6 +8,7 @@ use toolwire_gateway::Glob;
 use toolwire_gateway::config::{
     AuditTarget, GatewayConfig, Listen, TokenConfig, UpstreamConfig, UpstreamTransport,
 };
+use toolwire_gateway::pin::PinMode;
 use toolwire_server::RateLimit;
 
 /// The first ```toml block of CONFIG.md.
@@ -34,6 +35,8 @@ fn the_example_in_config_md_parses_into_the_expected_config() {
         name_separator: "__".into(),
         max_name_len: 64,
         audit: Some(AuditTarget::File(PathBuf::from("audit.jsonl"))),
+        lock: Some(PathBuf::from("toolwire-gateway.lock")),
+        pin: PinMode::TrustOnFirstUse,
         tokens: vec![
             TokenConfig {
                 env: "GW_ADMIN_TOKEN".into(),
@@ -111,6 +114,8 @@ fn defaults_apply_when_keys_are_absent() {
             name_separator: "__".into(),
             max_name_len: 64,
             audit: None,
+            lock: None,
+            pin: PinMode::TrustOnFirstUse,
             tokens: vec![],
             upstreams: vec![UpstreamConfig {
                 name: "echo".into(),
@@ -204,7 +209,7 @@ fn unknown_keys_are_refused_with_the_keys_expected() {
         (
             with_gateway("listen = \"127.0.0.1:1\""),
             "gw.toml:3: gateway.listen: unknown key; expected one of http, stdio, \
-             name_separator, max_name_len, audit, tokens",
+             name_separator, max_name_len, audit, lock, pin, tokens",
         ),
         (
             with_gateway("tokens = [{ env = \"A\", scope = [\"admin\"] }]"),
@@ -345,6 +350,32 @@ fn gateway_values_are_checked() {
     assert_eq!(config.max_name_len, 128);
     assert_eq!(config.audit, Some(AuditTarget::Stderr));
     assert_eq!(parsed(&with_gateway("max_name_len = 16")).max_name_len, 16);
+}
+
+#[test]
+fn pinning_needs_a_lock_file() {
+    assert_refusals(&[
+        (
+            with_gateway("lock = \"\""),
+            "gw.toml:3: gateway.lock: expected a file path, got \"\"",
+        ),
+        (
+            with_gateway("pin = \"strict\""),
+            "gw.toml:3: gateway.pin: expected only with lock = \"FILE\": pins are kept in the \
+             lock file",
+        ),
+        (
+            with_gateway("lock = \"gw.lock\"\npin = \"always\""),
+            "gw.toml:4: gateway.pin: expected \"first-use\" or \"strict\", got \"always\"",
+        ),
+    ]);
+    let config = parsed(&with_gateway("lock = \"gw.lock\"\npin = \"strict\""));
+    assert_eq!(config.lock, Some(PathBuf::from("gw.lock")));
+    assert_eq!(config.pin, PinMode::Strict);
+    let config = parsed(&with_gateway("lock = \"gw.lock\"\npin = \"first-use\""));
+    assert_eq!(config.pin, PinMode::TrustOnFirstUse);
+    let config = parsed(&with_gateway("lock = \"gw.lock\""));
+    assert_eq!(config.pin, PinMode::TrustOnFirstUse);
 }
 
 #[test]
