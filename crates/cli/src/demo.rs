@@ -2,42 +2,16 @@
 //! protocol (plain text, structured output, progress and logs, confirmation
 //! through a multi round-trip request, sampling, roots, state behind a
 //! handle, a tool list that changes at run time), plus a resource and a
-//! prompt.
-//!
-//! `toggle_extras` adds the tool `extra_tool` when it is missing and removes
-//! it when it is there, for every client at once, so
-//! `notifications/tools/list_changed` can be watched from any client (a
-//! `subscriptions/listen` stream, or a legacy session's GET stream). It
-//! needs the running [`Server`], which exists only after `build`: use
-//! [`Demo::build`], which hands it over.
-//!
-//! Under `--redis` whether `extra_tool` is on is the [`RedisFlag`]
-//! [`EXTRAS_FLAG`], shared by every instance on that Redis: `toggle_extras`
-//! flips it (one round trip), and every instance adds or removes
-//! `extra_tool` in its own list whenever it sees the flag change (at
-//! start, when any instance toggles, and when it reads the flag again
-//! after an outage). While Redis is unreachable the call is refused, and
-//! each instance keeps the list it has: by the rate limits, which also
-//! live in Redis and are checked first ("Rate limits cannot be checked
-//! (Redis at HOST:PORT is unreachable); retry in 1 s"), or, should Redis go
-//! away between the two, by the toggle itself ("cannot toggle extra_tool:
-//! Redis at HOST:PORT is unreachable; retry in 1 s").
-//!
-//! What a listener sees under `--redis`: each instance that changes its
-//! list tells its change feed, which reaches the listeners of every
-//! instance. So for one toggle a listener on any instance is told
-//! `notifications/tools/list_changed` up to once per instance, the one from
-//! its own instance after its own list changed: re-listing after each
-//! notification ends with the new list. An instance that sees two quick
-//! toggles as one value that did not change tells nobody.
+//! prompt. `toggle_extras` is in [`extras`].
 
-use std::sync::{Arc, Mutex, OnceLock};
+mod extras;
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tokio::sync::watch;
 use toolwire::protocol::{
     CreateMessageRequestParams, ElicitAction, LoggingLevel, PromptMessage, Role, SamplingContent,
     SamplingMessage, TextContent, ToolAnnotations,
@@ -46,7 +20,9 @@ use toolwire::server::{
     Handles, NoArgs, PromptBuilder, RateLimit, RegistrationError, RequestContext, ResourceBuilder,
     Server, ServerBuilder, Structured, ToolBuilder, ToolError, text_contents,
 };
-use toolwire_redis::{RedisChangeFeed, RedisConnection, RedisFlag, RedisHandles, RedisRateLimits};
+use toolwire_redis::{RedisChangeFeed, RedisConnection, RedisHandles, RedisRateLimits};
+
+use extras::{Extras, toggle_tool};
 
 /// What `serve`'s switches change in the demo.
 #[derive(Debug, Clone, Default)]
@@ -65,12 +41,6 @@ pub struct DemoOptions {
 
 /// The scope `delete_file` needs when the server authenticates.
 pub const DELETE_SCOPE: &str = "delete";
-
-/// The tool `toggle_extras` adds and removes.
-pub const EXTRA_TOOL: &str = "extra_tool";
-
-/// The [`RedisFlag`] that says, under `--redis`, whether `extra_tool` is on.
-pub const EXTRAS_FLAG: &str = "demo-extras";
 
 /// The URI of the demo's one resource.
 pub const ABOUT_URI: &str = "toolwire://demo/about";
@@ -405,139 +375,6 @@ fn basket_tools(baskets: &Handles<Basket>) -> Vec<ToolBuilder> {
     ]
 }
 
-/// What `toggle_extras` needs: the running server (set once it is built),
-/// a lock, so that concurrent changes each see the state the previous one
-/// left (two toggles at once add then remove, never fail or add twice),
-/// and under `--redis` the shared flag.
-///
-/// The server's tools hold this, and this holds the server: a cycle that
-/// lives as long as the process, which is how long the demo runs.
-#[derive(Default)]
-struct Extras {
-    server: OnceLock<Server>,
-    toggling: Mutex<()>,
-    rate_limit: Option<RateLimit>,
-    /// Under `--redis`: whether `extra_tool` is on, for every instance.
-    flag: Option<RedisFlag>,
-}
-
-impl Extras {
-    fn server(&self) -> Result<&Server, ToolError> {
-        self.server
-            .get()
-            .ok_or_else(|| ToolError::new("the demo server is not running yet; try again"))
-    }
-
-    /// Adds `extra_tool` when it is off, removes it when it is on; says
-    /// which it did.
-    async fn toggle(&self) -> Result<&'static str, ToolError> {
-        let on = match &self.flag {
-            Some(flag) => {
-                let on = flag.toggle().await.map_err(|error| {
-                    tracing::warn!(?error, "toggle_extras failed");
-                    ToolError::new(format!("cannot toggle {EXTRA_TOOL}: {error}; retry in 1 s"))
-                })?;
-                self.sync()?;
-                on
-            }
-            None => self.toggle_here()?,
-        };
-        Ok(if on {
-            "extra_tool added"
-        } else {
-            "extra_tool removed"
-        })
-    }
-
-    /// Without Redis: flips `extra_tool` in this server; true when added.
-    fn toggle_here(&self) -> Result<bool, ToolError> {
-        let server = self.server()?;
-        let _one_at_a_time = self.lock();
-        let present = server.tool_names().iter().any(|n| n == EXTRA_TOOL);
-        self.apply(server, !present)?;
-        Ok(!present)
-    }
-
-    /// Under `--redis`: makes this server's list match the newest value of
-    /// the flag known here (nothing when it already does).
-    fn sync(&self) -> Result<(), ToolError> {
-        let (Some(flag), Some(server)) = (&self.flag, self.server.get()) else {
-            return Ok(());
-        };
-        let _one_at_a_time = self.lock();
-        let wanted = flag.current();
-        let present = server.tool_names().iter().any(|n| n == EXTRA_TOOL);
-        match wanted == present {
-            true => Ok(()),
-            false => self.apply(server, wanted),
-        }
-    }
-
-    /// Adds (`on`) or removes `extra_tool`; listeners are told.
-    fn apply(&self, server: &Server, on: bool) -> Result<(), ToolError> {
-        let changed = match on {
-            true => server.add_tool(self.extra_tool()),
-            false => server.remove_tool(EXTRA_TOOL),
-        };
-        changed.map_err(|e| ToolError::new(format!("cannot toggle {EXTRA_TOOL}: {e}")))
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.toggling
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn extra_tool(&self) -> ToolBuilder {
-        let tool = ToolBuilder::new(EXTRA_TOOL)
-            .description("An extra tool that toggle_extras adds and removes; returns a fixed text")
-            .annotations(ToolAnnotations {
-                idempotent_hint: Some(true),
-                ..read_only()
-            })
-            .handler(|_: NoArgs, _cx: RequestContext| async { "extra tool called" });
-        match self.rate_limit {
-            Some(limit) => tool.rate_limit(limit),
-            None => tool,
-        }
-    }
-}
-
-/// Under `--redis`, for as long as the process runs: syncs the server's
-/// list to the flag now (it may have been on before this instance
-/// started) and each time it changes, here or on another instance.
-async fn follow(extras: Arc<Extras>, mut changes: watch::Receiver<bool>) {
-    loop {
-        changes.borrow_and_update();
-        if let Err(error) = extras.sync() {
-            tracing::warn!(%error, "extra_tool does not follow the shared flag");
-        }
-        if changes.changed().await.is_err() {
-            return;
-        }
-    }
-}
-
-fn toggle_tool(extras: &Arc<Extras>) -> ToolBuilder {
-    let extras = Arc::clone(extras);
-    ToolBuilder::new("toggle_extras")
-        .description(
-            "Adds the tool extra_tool, or removes it when it is there, for every client \
-             (listeners get notifications/tools/list_changed)",
-        )
-        .annotations(ToolAnnotations {
-            read_only_hint: Some(false),
-            destructive_hint: Some(false),
-            idempotent_hint: Some(false),
-            open_world_hint: Some(false),
-            ..Default::default()
-        })
-        .handler(move |_: NoArgs, _cx: RequestContext| {
-            let extras = Arc::clone(&extras);
-            async move { extras.toggle().await }
-        })
-}
-
 const ABOUT: &str = "# The toolwire demo server\n\n\
 Tools: echo (text), stats (structured output), countdown (progress and logs), \
 delete_file (asks for confirmation), summarize (sampling), show_roots (roots), and a \
@@ -557,25 +394,14 @@ impl Demo {
     /// it then follows the shared flag (call it within the Tokio runtime).
     pub fn build(self) -> Result<Server, RegistrationError> {
         let server = self.builder.build()?;
-        // Only this call sets it: a Demo is built once.
-        let _ = self.extras.server.set(server.clone());
-        if let Some(flag) = &self.extras.flag {
-            tokio::spawn(follow(Arc::clone(&self.extras), flag.watch()));
-        }
+        self.extras.start(&server);
         Ok(server)
     }
 }
 
 /// The demo server's tools, resource and prompt.
 pub fn demo(options: &DemoOptions) -> Demo {
-    let extras = Arc::new(Extras {
-        rate_limit: options.rate_limit,
-        flag: options
-            .redis
-            .as_ref()
-            .map(|redis| RedisFlag::new(redis, EXTRAS_FLAG)),
-        ..Extras::default()
-    });
+    let extras = Extras::new(options.rate_limit, options.redis.as_ref());
     let mut baskets = Handles::<Basket>::new("bsk", "basket").created_by("create_basket");
     if let Some(ttl) = options.handle_ttl {
         baskets = baskets.idle_timeout(ttl);
@@ -667,30 +493,4 @@ pub fn demo(options: &DemoOptions) -> Demo {
             .change_feed(Arc::new(RedisChangeFeed::new(redis)));
     }
     Demo { builder, extras }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use toolwire_redis::RedisConfig;
-
-    #[tokio::test]
-    async fn a_toggle_without_redis_says_so() {
-        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = closed.local_addr().unwrap().port();
-        drop(closed);
-        let redis = RedisConfig::new(format!("redis://127.0.0.1:{port}"))
-            .connect_lazy()
-            .unwrap();
-        let extras = Extras {
-            flag: Some(RedisFlag::new(&redis, EXTRAS_FLAG)),
-            ..Extras::default()
-        };
-        assert_eq!(
-            extras.toggle().await,
-            Err(ToolError::new(format!(
-                "cannot toggle extra_tool: Redis at 127.0.0.1:{port} is unreachable; retry in 1 s"
-            )))
-        );
-    }
 }
