@@ -196,7 +196,6 @@ const TOKEN_KEYS: &[&str] = &["env", "scopes"];
 /// Keys that would hold a secret: refused with where the secret goes instead.
 const SECRET_KEYS: &[&str] = &[
     "token",
-    "tokens",
     "bearer",
     "bearer_token",
     "secret",
@@ -250,6 +249,36 @@ impl File<'_> {
 /// The 1-based line of byte `offset` in `text`.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// "unknown key; expected one of ...", with the likeliest meant.
+fn unknown_key(name: &str, allowed: &[&str]) -> String {
+    let list = allowed.join(", ");
+    let closest = allowed
+        .iter()
+        .map(|key| (edit_distance(name, key), *key))
+        .filter(|(distance, key)| *distance <= 2 || (name.len() >= 3 && key.starts_with(name)))
+        .min();
+    match closest {
+        Some((_, key)) => format!("unknown key (did you mean {key}?); expected one of {list}"),
+        None => format!("unknown key; expected one of {list}"),
+    }
+}
+
+/// Levenshtein distance, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
 }
 
 /// `key` appended to the key path `path`, quoted unless bare.
@@ -324,7 +353,7 @@ impl<'a> Table<'a> {
             let message = if SECRET_KEYS.contains(&name) {
                 format!("refused: secrets are never read from the file; {secret_hint}")
             } else {
-                format!("unknown key; expected one of {}", allowed.join(", "))
+                unknown_key(name, allowed)
             };
             return Err(self
                 .file
@@ -747,10 +776,7 @@ fn transport(table: &Table) -> Checked<UpstreamTransport> {
             None => Ok(UpstreamTransport::Command(command_line(&command)?)),
         },
         (None, Some(url)) => Ok(UpstreamTransport::Url {
-            url: url.string(
-                "an http:// or https:// URL such as \"https://crm.example.com/mcp\"",
-                is_http_url,
-            )?,
+            url: http_url(&url)?,
             bearer_env: bearer_env.map(|field| field.env_name()).transpose()?,
         }),
         (Some(_), Some(url)) => Err(url.error("expected exactly one of command or url, got both")),
@@ -758,6 +784,23 @@ fn transport(table: &Table) -> Checked<UpstreamTransport> {
             "expected command = [\"PROGRAM\", \"ARG\", ...] or url = \"https://...\", got neither",
         )),
     }
+}
+
+/// `url`: `http://` or `https://`, without credentials.
+fn http_url(field: &Field) -> Checked<String> {
+    let url = field.string(
+        "an http:// or https:// URL such as \"https://crm.example.com/mcp\"",
+        is_http_url,
+    )?;
+    let authority = url.split("://").nth(1).unwrap_or_default();
+    let authority = authority.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err(field.error(format!(
+            "refused: a URL with user:password@ puts a secret in the file (not repeated \
+             here); {BEARER_HINT}"
+        )));
+    }
+    Ok(url)
 }
 
 /// `command`: a program and its arguments.

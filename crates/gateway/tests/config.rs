@@ -204,7 +204,8 @@ fn unknown_keys_are_refused_with_the_keys_expected() {
     assert_refusals(&[
         (
             "[gatway]\nhttp = \"127.0.0.1:8940\"\n".into(),
-            "gw.toml:1: gatway: unknown key; expected one of gateway, upstream",
+            "gw.toml:1: gatway: unknown key (did you mean gateway?); expected one of gateway, \
+             upstream",
         ),
         (
             with_gateway("listen = \"127.0.0.1:1\""),
@@ -213,17 +214,20 @@ fn unknown_keys_are_refused_with_the_keys_expected() {
         ),
         (
             with_gateway("tokens = [{ env = \"A\", scope = [\"admin\"] }]"),
-            "gw.toml:3: gateway.tokens[0].scope: unknown key; expected one of env, scopes",
+            "gw.toml:3: gateway.tokens[0].scope: unknown key (did you mean scopes?); expected \
+             one of env, scopes",
         ),
         (
             with_crm("timeout = 30"),
-            "gw.toml:7: upstream \"crm\".timeout: unknown key; expected one of name, prefix, \
+            "gw.toml:7: upstream \"crm\".timeout: unknown key (did you mean timeout_s?); \
+             expected one of name, prefix, \
              command, url, bearer_env, allow, deny, timeout_s, rate_limit, scopes",
         ),
         (
             "[gateway]\nstdio = true\n\n[[upstream]]\nurl = \"https://x.example\"\nnmae = \"crm\"\n"
                 .into(),
-            "gw.toml:6: upstream[0].nmae: unknown key; expected one of name, prefix, command, \
+            "gw.toml:6: upstream[0].nmae: unknown key (did you mean name?); expected one of \
+             name, prefix, command, \
              url, bearer_env, allow, deny, timeout_s, rate_limit, scopes",
         ),
     ]);
@@ -251,6 +255,12 @@ fn secrets_in_the_file_are_refused_with_where_they_go() {
         (
             with_crm("bearer_token = \"s3cret\""),
             &format!("gw.toml:7: upstream \"crm\".bearer_token: {to_bearer_env}"),
+        ),
+        (
+            with_crm("").replace("https://crm", "https://me:s3cret@crm"),
+            "gw.toml:6: upstream \"crm\".url: refused: a URL with user:password@ puts a secret \
+             in the file (not repeated here); put it in an environment variable and name that \
+             variable in bearer_env = \"VAR\"",
         ),
         (
             with_gateway("tokens = [\"s3cret\"]"),
@@ -546,6 +556,15 @@ fn an_upstream_has_exactly_one_of_command_and_url() {
              upstream is reached over stdio, where no bearer token is sent",
         ),
     ]);
+    let config = parsed(&with_files("url = \"https://files.example.com/@docs/mcp\""));
+    assert_eq!(
+        config.upstreams[0].transport,
+        UpstreamTransport::Url {
+            url: "https://files.example.com/@docs/mcp".into(),
+            bearer_env: None
+        },
+        "an @ after the host is no credential"
+    );
     let config = parsed(&with_files("url = \"http://127.0.0.1:9000/mcp\""));
     assert_eq!(
         config.upstreams[0].transport,
