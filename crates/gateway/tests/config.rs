@@ -174,6 +174,19 @@ fn assert_refusals(cases: &[(String, &str)]) {
 }
 
 #[test]
+fn the_errors_shown_in_config_md_are_the_ones_given() {
+    let doc = include_str!("../CONFIG.md");
+    let start = doc.find("```text\n").unwrap() + "```text\n".len();
+    let shown = &doc[start..start + doc[start..].find("```").unwrap()];
+    let given = [
+        refusal(&with_crm("timeout_s = -1")),
+        refusal(&with_gateway("listen = \"0.0.0.0:8940\"")),
+        refusal(&with_crm("bearer = \"s3cret\"")),
+    ];
+    assert_eq!(shown, given.join("\n") + "\n");
+}
+
+#[test]
 fn errors_carry_the_line_and_the_key_as_fields() {
     let e = GatewayConfig::parse(&with_crm("timeout_s = -1"), "gw.toml").unwrap_err();
     assert_eq!(e.source_name, "gw.toml");
