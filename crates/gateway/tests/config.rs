@@ -354,6 +354,10 @@ fn gateway_values_are_checked() {
             &format!("gw.toml:3: gateway.max_name_len: {max_name_len}, got 200"),
         ),
         (
+            with_gateway("max_name_len = 129"),
+            &format!("gw.toml:3: gateway.max_name_len: {max_name_len}, got 129"),
+        ),
+        (
             with_gateway("max_name_len = 15"),
             &format!("gw.toml:3: gateway.max_name_len: {max_name_len}, got 15"),
         ),
