@@ -3,17 +3,22 @@
 //! serve.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use toolwire::server::http::{HttpConfig, HttpServer};
-use toolwire_gateway::Gateway;
 use toolwire_gateway::config::{
-    AuditTarget, GatewayConfig, Listen, TokenConfig, UpstreamConfig, UpstreamTransport,
+    AuditTarget, GatewayConfig, Listen, RedisTarget, TokenConfig, UpstreamConfig, UpstreamTransport,
 };
+use toolwire_gateway::pin::{PinMode, PinState};
+use toolwire_gateway::{Gateway, SharedStores, WithheldTool};
+use toolwire_redis::{RedisChangeFeed, RedisConnection, RedisRateLimits, RedisSessionStore};
 
 use crate::failure::Failure;
 use crate::safe_text;
-use crate::serve::{auth_config, bind_failure, parse_token, resolve, shutdown_signal};
+use crate::serve::{
+    auth_config, bind_failure, connect_redis, parse_token, resolve, shutdown_signal,
+};
 
 /// `toolwire gateway --config FILE`, `toolwire gateway check --config FILE`,
 /// or the shorthand `toolwire gateway --http ADDR [--token T] -- CMD ARGS`.
@@ -45,6 +50,16 @@ pub struct GatewayArgs {
 
 #[derive(Debug, Subcommand)]
 enum GatewayCommand {
+    /// Show what changed in the tools withheld by their pins (or not
+    /// pinned yet, with pin = "strict") and pin them as they are now.
+    Approve {
+        /// The configuration file.
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// Only this upstream, or this one tool of it.
+        #[arg(value_name = "UPSTREAM[/TOOL]")]
+        only: Option<String>,
+    },
     /// Check the file, connect to every upstream and print the tools the
     /// gateway would serve, with where each comes from.
     Check {
@@ -55,8 +70,12 @@ enum GatewayCommand {
 }
 
 pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
-    if let Some(GatewayCommand::Check { config }) = &args.command {
-        return check(&load(config)?).await;
+    match &args.command {
+        Some(GatewayCommand::Check { config }) => return check(&load(config)?).await,
+        Some(GatewayCommand::Approve { config, only }) => {
+            return approve(&load(config)?, only.as_deref()).await;
+        }
+        None => {}
     }
     if !args.server.is_empty() {
         let config = shorthand(&args).await?;
@@ -85,6 +104,9 @@ async fn shorthand(args: &GatewayArgs) -> Result<GatewayConfig, Failure> {
             "-" => AuditTarget::Stderr,
             path => AuditTarget::File(path.into()),
         }),
+        lock: None,
+        pin: PinMode::default(),
+        redis: None,
         tokens: Vec::new(),
         upstreams: vec![UpstreamConfig {
             name,
@@ -104,7 +126,11 @@ fn load(path: &std::path::Path) -> Result<GatewayConfig, Failure> {
 }
 
 async fn start(config: &GatewayConfig) -> Result<Gateway, Failure> {
-    let gateway = Gateway::start(config)
+    start_with(config, SharedStores::default()).await
+}
+
+async fn start_with(config: &GatewayConfig, stores: SharedStores) -> Result<Gateway, Failure> {
+    let gateway = Gateway::start_with(config, stores)
         .await
         .map_err(|e| Failure::usage(e.to_string()))?;
     for failure in gateway.failures() {
@@ -131,6 +157,18 @@ async fn check(config: &GatewayConfig) -> Result<(), Failure> {
         );
         println!("{}", safe_text::line(&line));
     }
+    for withheld in gateway.withheld() {
+        println!(
+            "{}",
+            safe_text::line(&format!("withheld: {}", describe(&withheld)))
+        );
+    }
+    for (name, found) in gateway.findings() {
+        println!(
+            "{}",
+            safe_text::line(&format!("findings for {name}: {}", found.join("; ")))
+        );
+    }
     let failures = gateway.failures();
     for failure in &failures {
         println!("{}", safe_text::line(&format!("left out: {failure}")));
@@ -144,8 +182,64 @@ async fn check(config: &GatewayConfig) -> Result<(), Failure> {
     }
 }
 
-async fn serve(config: &GatewayConfig, tokens: Vec<(String, Vec<String>)>) -> Result<(), Failure> {
+/// `UPSTREAM/TOOL (not pinned yet)` or `UPSTREAM/TOOL (changed: …)`.
+fn describe(withheld: &WithheldTool) -> String {
+    let state = match &withheld.state {
+        PinState::Changed { changes } => format!("changed: {}", changes.join("; ")),
+        PinState::New => "not pinned yet".into(),
+        PinState::Pinned => "pinned".into(),
+    };
+    format!("{}/{} ({state})", withheld.upstream, withheld.tool)
+}
+
+/// Pins the withheld tools that `only` selects, saying what changed.
+async fn approve(config: &GatewayConfig, only: Option<&str>) -> Result<(), Failure> {
+    if config.lock.is_none() {
+        return Err(Failure::usage(
+            "the configuration names no lock file: add lock = \"toolwire-gateway.lock\" to [gateway]",
+        ));
+    }
     let gateway = start(config).await?;
+    let pins = gateway.pins().expect("a lock file is configured");
+    let selected: Vec<WithheldTool> = gateway
+        .withheld()
+        .into_iter()
+        .filter(|w| match only {
+            None => true,
+            Some(only) => match only.split_once('/') {
+                Some((upstream, tool)) => w.upstream == upstream && w.tool == tool,
+                None => w.upstream == only,
+            },
+        })
+        .collect();
+    if selected.is_empty() {
+        println!("nothing to approve");
+        return Ok(());
+    }
+    for withheld in &selected {
+        pins.approve(&withheld.upstream, &withheld.definition)
+            .map_err(|e| Failure::protocol(format!("cannot write the lock file: {e}")))?;
+        println!(
+            "{}",
+            safe_text::line(&format!("approved {}", describe(withheld)))
+        );
+    }
+    Ok(())
+}
+
+async fn serve(config: &GatewayConfig, tokens: Vec<(String, Vec<String>)>) -> Result<(), Failure> {
+    let redis = match &config.redis {
+        Some(target) => Some(connect(target).await?),
+        None => None,
+    };
+    let stores = match &redis {
+        Some(redis) => SharedStores {
+            rate_limits: Some(Arc::new(RedisRateLimits::new(redis.clone()))),
+            change_feed: Some(Arc::new(RedisChangeFeed::new(redis))),
+        },
+        None => SharedStores::default(),
+    };
+    let gateway = start_with(config, stores).await?;
     gateway.watch_upstreams();
     let server = gateway.server().clone();
     tracing::info!(
@@ -176,6 +270,9 @@ async fn serve(config: &GatewayConfig, tokens: Vec<(String, Vec<String>)>) -> Re
                 .map_err(|e| bind_failure(addr, e))?;
             let addr = listener.local_addr().map_err(|e| bind_failure(addr, e))?;
             let mut http = HttpConfig::new();
+            if let Some(redis) = &redis {
+                http = http.session_store(Arc::new(RedisSessionStore::new(redis)));
+            }
             if !tokens.is_empty() {
                 http = http.auth(auth_config(addr, &tokens, "toolwire gateway")?);
             }
@@ -191,6 +288,28 @@ async fn serve(config: &GatewayConfig, tokens: Vec<(String, Vec<String>)>) -> Re
                 .map_err(|e| Failure::protocol(format!("the HTTP server failed: {e}")))
         }
     }
+}
+
+/// The Redis of `redis` or `redis_url_env`, connected.
+async fn connect(target: &RedisTarget) -> Result<RedisConnection, Failure> {
+    let redis = match target {
+        RedisTarget::Url(url) => connect_redis(url, false).await?,
+        RedisTarget::Cluster(nodes) => connect_redis(&nodes.join(","), true).await?,
+        RedisTarget::UrlFromEnv(var) => {
+            let url = std::env::var(var).map_err(|_| {
+                Failure::usage(format!(
+                    "gateway.redis_url_env: the environment variable {var} is not set"
+                ))
+            })?;
+            connect_redis(&url, false).await?
+        }
+    };
+    tracing::info!(
+        "rate limits, legacy sessions and list changes go through Redis at {} (key prefix {})",
+        redis.address(),
+        redis.key_prefix()
+    );
+    Ok(redis)
 }
 
 /// Each token's value from its environment variable.

@@ -182,7 +182,15 @@ fn parse_max_sessions(text: &str) -> Result<usize, String> {
 
 pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let redis = match &args.redis {
-        Some(url) => Some(connect_redis(url, args.redis_cluster).await?),
+        Some(url) => {
+            let redis = connect_redis(url, args.redis_cluster).await?;
+            tracing::info!(
+                "baskets, rate limits, legacy sessions, the extra_tool switch and list changes go through Redis at {} (key prefix {})",
+                redis.address(),
+                redis.key_prefix()
+            );
+            Some(redis)
+        }
         None => None,
     };
     let options = DemoOptions {
@@ -266,24 +274,19 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     }
 }
 
-/// Connects to `--redis URL`, so that a wrong URL or a Redis that is not
-/// there is said at start, not at the first call.
-async fn connect_redis(url: &str, cluster: bool) -> Result<RedisConnection, Failure> {
+/// Connects to `--redis URL` (with `cluster`: seed nodes, comma-separated),
+/// so that a wrong URL or a Redis that is not there is said at start, not at
+/// the first call.
+pub(crate) async fn connect_redis(url: &str, cluster: bool) -> Result<RedisConnection, Failure> {
     let config = if cluster {
         RedisConfig::cluster(url.split(',').map(str::trim))
     } else {
         RedisConfig::new(url)
     };
-    let connection = config.connect().await.map_err(|e| {
+    config.connect().await.map_err(|e| {
         Failure::usage(format!("--redis: {e}"))
             .hint("start Redis (e.g. `redis-server --port 6379`) or fix the URL")
-    })?;
-    tracing::info!(
-        "baskets, rate limits, legacy sessions, the extra_tool switch and list changes go through Redis at {} (key prefix {})",
-        connection.address(),
-        connection.key_prefix()
-    );
-    Ok(connection)
+    })
 }
 
 /// `--session-idle-timeout` and `--max-sessions`, when given.

@@ -542,3 +542,57 @@ async fn a_legacy_session_opened_on_one_instance_is_served_and_ended_through_the
         .await
         .unwrap();
 }
+
+/// `toolwire gateway` with `redis = URL`, in front of the demo (echo only,
+/// two calls an hour per caller).
+fn gateway_on(redis: &RedisServer) -> Served {
+    let dir = support::fresh_dir("gateway-redis");
+    let config = dir.join("gateway.toml");
+    let text = format!(
+        "[gateway]\nhttp = \"127.0.0.1:0\"\nredis = {:?}\n\n\
+         [[upstream]]\nname = \"demo\"\ncommand = [{:?}, \"serve\", \"--stdio\"]\n\
+         allow = [\"echo\"]\nrate_limit = \"2/3600\"\n",
+        redis.url(),
+        bin()
+    );
+    std::fs::write(&config, text).unwrap();
+    Served::command(&["gateway", "--config", config.to_str().unwrap()])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_gateways_on_one_redis_share_rate_limits_and_legacy_sessions() {
+    use legacy_http::{LegacyClient, echo, echoed};
+    let redis = RedisServer::start();
+    let (a, b, redis) =
+        tokio::task::spawn_blocking(move || (gateway_on(&redis), gateway_on(&redis), redis))
+            .await
+            .unwrap();
+    let (on_a, on_b) = (
+        LegacyClient::new(a.url.clone()),
+        LegacyClient::new(b.url.clone()),
+    );
+    let session = on_a.open(None).await;
+    let call = |id: i64, text: &str| {
+        let mut body = echo(id, text);
+        body["params"]["name"] = json!("demo__echo");
+        body
+    };
+    let mut expected = echoed(2, "one");
+    assert_eq!(
+        on_b.call(&session, &call(2, "one")).await,
+        (200, expected.clone())
+    );
+    expected = echoed(3, "two");
+    assert_eq!(on_a.call(&session, &call(3, "two")).await, (200, expected));
+    let (status, refused) = on_b.call(&session, &call(4, "three")).await;
+    assert_eq!(status, 200);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text, "Rate limit reached for tool demo__echo; retry in 1800 s",
+        "the third call in an hour, across both gateways"
+    );
+    tokio::task::spawn_blocking(move || drop((a, b, redis)))
+        .await
+        .unwrap();
+}

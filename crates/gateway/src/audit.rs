@@ -14,6 +14,8 @@ use crate::config::AuditTarget;
 /// One call, as recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AuditRecord {
+    /// `call`.
+    pub event: &'static str,
     /// Milliseconds since the Unix epoch when the call ended.
     pub time_ms: u64,
     /// The caller's subject (`anonymous` without authentication).
@@ -72,7 +74,18 @@ impl AuditLog {
 
     /// Writes `record`; a failed write is logged, never fails the call.
     pub fn write(&self, record: &AuditRecord) {
-        let mut line = serde_json::to_vec(record).expect("a record serializes");
+        self.write_line(serde_json::to_vec(record).expect("a record serializes"));
+    }
+
+    /// Writes a record of something other than a call (e.g. a tool whose
+    /// definition changed), with its `event` and the time.
+    pub fn write_event(&self, event: &str, mut fields: serde_json::Map<String, serde_json::Value>) {
+        fields.insert("event".into(), event.into());
+        fields.insert("time_ms".into(), AuditRecord::now_ms().into());
+        self.write_line(serde_json::to_vec(&fields).expect("a map serializes"));
+    }
+
+    fn write_line(&self, mut line: Vec<u8>) {
         line.push(b'\n');
         let mut out = self
             .out

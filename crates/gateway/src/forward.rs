@@ -86,6 +86,7 @@ impl Route {
         let (result, label) = self.answer(outcome);
         if let Some(audit) = &self.audit {
             audit.write(&AuditRecord {
+                event: "call",
                 time_ms: AuditRecord::now_ms(),
                 principal: principal_name(cx.principal()),
                 upstream: self.upstream.clone(),

@@ -6,56 +6,14 @@ use std::sync::{Arc, Mutex};
 
 use toolwire_client::Client;
 use toolwire_server::protocol::Tool;
-use toolwire_server::{RegistrationError, Server, StateKey};
+use toolwire_server::{ChangeFeed, RateLimitStore, Server, ServerBuilder, StateKey};
 
 use crate::audit::AuditLog;
 use crate::config::{GatewayConfig, UpstreamConfig};
-use crate::registry::Registry;
+use crate::error::GatewayError;
+use crate::pin::PinStore;
+use crate::registry::{ExposedTool, Registry, WithheldTool};
 use crate::upstream::{UpstreamError, client_for};
-
-/// A tool the gateway serves, and where it comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExposedTool {
-    /// The name downstream clients call it by.
-    pub name: String,
-    /// The upstream's name.
-    pub upstream: String,
-    /// Its name on the upstream.
-    pub upstream_tool: String,
-    /// The scope a caller needs, when one is configured.
-    pub scope: Option<String>,
-}
-
-/// Why the gateway could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum GatewayError {
-    /// Two tools would be exposed under one name.
-    #[error(
-        "two tools would be exposed as {name:?}: {first_tool:?} of upstream {first:?} and \
-         {second_tool:?} of upstream {second:?}; give one upstream another prefix, or deny one tool"
-    )]
-    Collision {
-        /// The exposed name.
-        name: String,
-        /// The upstream that had it first.
-        first: String,
-        /// Its tool.
-        first_tool: String,
-        /// The upstream that wanted it too.
-        second: String,
-        /// Its tool.
-        second_tool: String,
-    },
-    /// The audit file cannot be opened.
-    #[error("cannot open the audit log: {0}")]
-    Audit(std::io::Error),
-    /// `TOOLWIRE_STATE_KEYS` holds a key that does not parse.
-    #[error("{0}")]
-    StateKeys(String),
-    /// The server refused a definition.
-    #[error("cannot serve the upstreams' tools: {0}")]
-    Build(#[from] RegistrationError),
-}
 
 /// The environment variable with the keys sealing `requestState`: the same
 /// value on every instance of one gateway behind a load balancer.
@@ -74,6 +32,7 @@ pub(crate) struct Inner {
     /// One per upstream; `None` when its client could not be made.
     pub(crate) clients: Vec<Option<Arc<Client>>>,
     pub(crate) registry: Mutex<Registry>,
+    pub(crate) pins: Option<Arc<PinStore>>,
 }
 
 impl Gateway {
@@ -82,15 +41,31 @@ impl Gateway {
     /// [`Gateway::failures`]) and the others are served; two tools that
     /// would get one name are refused ([`GatewayError::Collision`]).
     pub async fn start(config: &GatewayConfig) -> Result<Gateway, GatewayError> {
+        Gateway::start_with(config, SharedStores::default()).await
+    }
+
+    /// [`Gateway::start`] with rate limits and list changes kept in shared
+    /// stores (e.g. Redis, for several gateway instances behind one load
+    /// balancer).
+    pub async fn start_with(
+        config: &GatewayConfig,
+        stores: SharedStores,
+    ) -> Result<Gateway, GatewayError> {
         let audit = match &config.audit {
             Some(target) => Some(Arc::new(
                 AuditLog::open(target).map_err(GatewayError::Audit)?,
             )),
             None => None,
         };
-        let server = server_builder()?.build()?;
+        let pins = match &config.lock {
+            Some(path) => Some(Arc::new(
+                PinStore::open(path, config.pin).map_err(GatewayError::Lock)?,
+            )),
+            None => None,
+        };
+        let server = stores.apply(server_builder()?).build()?;
         let mut clients = Vec::new();
-        let mut registry = Registry::new(config, audit);
+        let mut registry = Registry::new(config, audit, pins.clone());
         for upstream in &config.upstreams {
             match client_for(upstream) {
                 Ok(client) => clients.push(Some(Arc::new(client))),
@@ -106,6 +81,7 @@ impl Gateway {
                 config: config.clone(),
                 clients,
                 registry: Mutex::new(registry),
+                pins,
             }),
         };
         let listings = (0..config.upstreams.len()).map(|i| gateway.list(i));
@@ -130,6 +106,22 @@ impl Gateway {
     /// order.
     pub fn tools(&self) -> Vec<ExposedTool> {
         self.inner.lock().tools()
+    }
+
+    /// Signs of tool poisoning in the served tools' definitions, by exposed
+    /// name (see [`crate::scan`]).
+    pub fn findings(&self) -> Vec<(String, Vec<String>)> {
+        self.inner.lock().findings()
+    }
+
+    /// The tools withheld now because of their pins.
+    pub fn withheld(&self) -> Vec<WithheldTool> {
+        self.inner.lock().withheld()
+    }
+
+    /// The pins, when the configuration names a lock file.
+    pub fn pins(&self) -> Option<&PinStore> {
+        self.inner.pins.as_deref()
     }
 
     /// The upstreams left out now, and why.
@@ -197,9 +189,39 @@ fn unreachable(upstream: &UpstreamConfig) -> UpstreamError {
     }
 }
 
+/// Stores several gateway instances share; unset ones stay in memory.
+#[derive(Clone, Default)]
+pub struct SharedStores {
+    /// Rate-limit buckets.
+    pub rate_limits: Option<Arc<dyn RateLimitStore>>,
+    /// Where `list_changed` travels between instances.
+    pub change_feed: Option<Arc<dyn ChangeFeed>>,
+}
+
+impl std::fmt::Debug for SharedStores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedStores")
+            .field("rate_limits", &self.rate_limits.is_some())
+            .field("change_feed", &self.change_feed.is_some())
+            .finish()
+    }
+}
+
+impl SharedStores {
+    fn apply(self, mut builder: ServerBuilder) -> ServerBuilder {
+        if let Some(store) = self.rate_limits {
+            builder = builder.rate_limit_store(store);
+        }
+        if let Some(feed) = self.change_feed {
+            builder = builder.change_feed(feed);
+        }
+        builder
+    }
+}
+
 /// The gateway's server, sealing with the keys of [`STATE_KEYS_ENV`], or
 /// with a random key of its own when it is unset.
-fn server_builder() -> Result<toolwire_server::ServerBuilder, GatewayError> {
+fn server_builder() -> Result<ServerBuilder, GatewayError> {
     let builder = Server::builder("toolwire-gateway", env!("CARGO_PKG_VERSION"))
         .state_keys_from_env(STATE_KEYS_ENV)
         .map_err(GatewayError::StateKeys)?;

@@ -32,17 +32,22 @@
 
 mod audit;
 pub mod config;
+mod error;
 mod forward;
 mod gateway;
 mod glob;
 mod names;
+pub mod pin;
 mod registry;
+pub mod scan;
 mod upstream;
 mod watch;
 
 pub use audit::{AuditLog, AuditRecord};
-pub use gateway::{ExposedTool, Gateway, GatewayError, STATE_KEYS_ENV};
+pub use error::GatewayError;
+pub use gateway::{Gateway, STATE_KEYS_ENV, SharedStores};
 pub use glob::Glob;
 pub use names::{Collision, NameTable, Origin, exposed_name};
+pub use registry::{ExposedTool, WithheldTool};
 pub use upstream::{UpstreamError, client_for};
 pub use watch::POLL_EVERY;

@@ -12,10 +12,24 @@ use toolwire_server::protocol::Tool;
 
 use crate::audit::AuditLog;
 use crate::config::{GatewayConfig, UpstreamConfig};
+use crate::error::GatewayError;
 use crate::forward::{Route, forwarding_tool};
-use crate::gateway::{ExposedTool, GatewayError};
 use crate::names::{Collision, NameTable, Origin, exposed_name};
+use crate::pin::{PinState, PinStore};
 use crate::upstream::UpstreamError;
+
+/// A tool the gateway serves, and where it comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExposedTool {
+    /// The name downstream clients call it by.
+    pub name: String,
+    /// The upstream's name.
+    pub upstream: String,
+    /// Its name on the upstream.
+    pub upstream_tool: String,
+    /// The scope a caller needs, when one is configured.
+    pub scope: Option<String>,
+}
 
 /// One tool being served.
 #[derive(Debug)]
@@ -24,25 +38,73 @@ struct Served {
     definition: Tool,
 }
 
+/// A tool the gateway does not serve because of its pin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WithheldTool {
+    /// The upstream's name.
+    pub upstream: String,
+    /// The tool's name on the upstream.
+    pub tool: String,
+    /// Not pinned yet (strict mode), or changed since it was pinned.
+    pub state: PinState,
+    /// The definition as the upstream serves it now (what an approval pins).
+    pub definition: Tool,
+}
+
 #[derive(Debug)]
 pub(crate) struct Registry {
     config: GatewayConfig,
     audit: Option<Arc<AuditLog>>,
+    pins: Option<Arc<PinStore>>,
     names: NameTable,
     served: Vec<Vec<Served>>,
+    withheld: Vec<Vec<WithheldTool>>,
     failures: Vec<Option<UpstreamError>>,
 }
 
 impl Registry {
-    pub(crate) fn new(config: &GatewayConfig, audit: Option<Arc<AuditLog>>) -> Registry {
+    pub(crate) fn new(
+        config: &GatewayConfig,
+        audit: Option<Arc<AuditLog>>,
+        pins: Option<Arc<PinStore>>,
+    ) -> Registry {
         let count = config.upstreams.len();
         Registry {
             config: config.clone(),
             audit,
+            pins,
             names: NameTable::default(),
             served: (0..count).map(|_| Vec::new()).collect(),
+            withheld: (0..count).map(|_| Vec::new()).collect(),
             failures: vec![None; count],
         }
+    }
+
+    /// Signs of tool poisoning in each served tool, by exposed name (only
+    /// tools with findings).
+    pub(crate) fn findings(&self) -> Vec<(String, Vec<String>)> {
+        let served = || self.served.iter().flatten();
+        let names: Vec<String> = served()
+            .flat_map(|s| [s.exposed.name.clone(), s.exposed.upstream_tool.clone()])
+            .collect();
+        served()
+            .map(|s| {
+                let others: Vec<String> = names
+                    .iter()
+                    .filter(|n| **n != s.exposed.name && **n != s.exposed.upstream_tool)
+                    .cloned()
+                    .collect();
+                (
+                    s.exposed.name.clone(),
+                    crate::scan::findings(&s.definition, &others),
+                )
+            })
+            .filter(|(_, found)| !found.is_empty())
+            .collect()
+    }
+
+    pub(crate) fn withheld(&self) -> Vec<WithheldTool> {
+        self.withheld.iter().flatten().cloned().collect()
     }
 
     pub(crate) fn tools(&self) -> Vec<ExposedTool> {
@@ -77,9 +139,13 @@ impl Registry {
         tools: Vec<Tool>,
     ) -> Vec<Collision> {
         let upstream = self.config.upstreams[index].clone();
-        let wanted: Vec<(String, Tool)> = tools
+        let allowed: Vec<Tool> = tools
             .into_iter()
             .filter(|tool| serves(&upstream, &tool.name))
+            .collect();
+        let wanted: Vec<(String, Tool)> = self
+            .admitted(index, &upstream, allowed)
+            .into_iter()
             .map(|tool| (self.exposed_name(&upstream, &tool.name), tool))
             .collect();
         let mut kept = Vec::new();
@@ -105,6 +171,58 @@ impl Registry {
         }
         self.served[index] = kept;
         collisions
+    }
+
+    /// The tools their pins let through; the others are withheld (and a
+    /// definition that changed is recorded in the audit log once).
+    fn admitted(&mut self, index: usize, upstream: &UpstreamConfig, tools: Vec<Tool>) -> Vec<Tool> {
+        let Some(pins) = self.pins.clone() else {
+            return tools;
+        };
+        let before = std::mem::take(&mut self.withheld[index]);
+        let mut admitted = Vec::new();
+        for tool in tools {
+            match pins.admits(&upstream.name, &tool) {
+                Ok(true) => admitted.push(tool),
+                Ok(false) => {
+                    let withheld = WithheldTool {
+                        upstream: upstream.name.clone(),
+                        tool: tool.name.clone(),
+                        state: pins.state(&upstream.name, &tool),
+                        definition: tool,
+                    };
+                    if !before.contains(&withheld) {
+                        self.report_withheld(&withheld);
+                    }
+                    self.withheld[index].push(withheld);
+                }
+                Err(error) => {
+                    tracing::warn!(%error, tool = %tool.name, "the lock file cannot be written; the tool is withheld");
+                }
+            }
+        }
+        admitted
+    }
+
+    fn report_withheld(&self, withheld: &WithheldTool) {
+        let changes = match &withheld.state {
+            PinState::Changed { changes } => changes.clone(),
+            _ => Vec::new(),
+        };
+        tracing::warn!(upstream = %withheld.upstream, tool = %withheld.tool, ?changes,
+            "tool withheld until approved (toolwire gateway approve)");
+        if let Some(audit) = &self.audit {
+            let mut fields = serde_json::Map::new();
+            fields.insert("upstream".into(), withheld.upstream.clone().into());
+            fields.insert("upstream_tool".into(), withheld.tool.clone().into());
+            fields.insert("changes".into(), changes.into());
+            let event = if matches!(withheld.state, PinState::New) {
+                "unpinned"
+            } else {
+                "drift"
+            };
+            audit.write_event(event, fields);
+        }
     }
 
     /// Stops serving every tool of upstream `index`.

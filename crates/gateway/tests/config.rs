@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use toolwire_gateway::Glob;
+use toolwire_gateway::config::RedisTarget;
 use toolwire_gateway::config::{
     AuditTarget, GatewayConfig, Listen, TokenConfig, UpstreamConfig, UpstreamTransport,
 };
@@ -37,6 +38,7 @@ fn the_example_in_config_md_parses_into_the_expected_config() {
         audit: Some(AuditTarget::File(PathBuf::from("audit.jsonl"))),
         lock: Some(PathBuf::from("toolwire-gateway.lock")),
         pin: PinMode::TrustOnFirstUse,
+        redis: None,
         tokens: vec![
             TokenConfig {
                 env: "GW_ADMIN_TOKEN".into(),
@@ -116,6 +118,7 @@ fn defaults_apply_when_keys_are_absent() {
             audit: None,
             lock: None,
             pin: PinMode::TrustOnFirstUse,
+            redis: None,
             tokens: vec![],
             upstreams: vec![UpstreamConfig {
                 name: "echo".into(),
@@ -223,7 +226,7 @@ fn unknown_keys_are_refused_with_the_keys_expected() {
         (
             with_gateway("listen = \"127.0.0.1:1\""),
             "gw.toml:3: gateway.listen: unknown key; expected one of http, stdio, \
-             name_separator, max_name_len, audit, lock, pin, tokens",
+             name_separator, max_name_len, audit, lock, pin, redis, redis_url_env, tokens",
         ),
         (
             with_gateway("tokens = [{ env = \"A\", scope = [\"admin\"] }]"),
@@ -705,4 +708,50 @@ fn load_reads_the_file_and_names_it_in_errors() {
             .starts_with("/nonexistent/gw.toml: cannot read the file: "),
         "{e}"
     );
+}
+
+#[test]
+fn redis_is_a_url_a_cluster_or_a_variable_never_a_password() {
+    let url = parsed(&with_gateway("redis = \"redis://127.0.0.1:6379\""));
+    assert_eq!(
+        url.redis,
+        Some(RedisTarget::Url("redis://127.0.0.1:6379".into()))
+    );
+    let cluster = parsed(&with_gateway(
+        "redis = [\"redis://10.0.0.1:7000\", \"rediss://10.0.0.2:7000\"]",
+    ));
+    assert_eq!(
+        cluster.redis,
+        Some(RedisTarget::Cluster(strings(&[
+            "redis://10.0.0.1:7000",
+            "rediss://10.0.0.2:7000"
+        ])))
+    );
+    let env = parsed(&with_gateway("redis_url_env = \"GW_REDIS_URL\""));
+    assert_eq!(
+        env.redis,
+        Some(RedisTarget::UrlFromEnv("GW_REDIS_URL".into()))
+    );
+    assert_refusals(&[
+        (
+            with_gateway("redis = \"http://127.0.0.1:6379\""),
+            "gw.toml:3: gateway.redis: expected a redis:// or rediss:// URL such as \
+             \"redis://127.0.0.1:6379\", got \"http://127.0.0.1:6379\"",
+        ),
+        (
+            with_gateway("redis = []"),
+            "gw.toml:3: gateway.redis: expected a redis:// or rediss:// URL, or an array of \
+             them (Redis Cluster seed nodes), got an empty array",
+        ),
+        (
+            with_gateway("redis = \"redis://:hunter2@127.0.0.1:6379\""),
+            "gw.toml:3: gateway.redis: refused: a URL with a password puts a secret in the \
+             file (not repeated here); put the URL in an environment variable and name it in \
+             redis_url_env = \"VAR\"",
+        ),
+        (
+            with_gateway("redis = \"redis://127.0.0.1:6379\"\nredis_url_env = \"X\""),
+            "gw.toml:4: gateway.redis_url_env: expected either redis or redis_url_env, not both",
+        ),
+    ]);
 }
