@@ -4,6 +4,9 @@
 //! scopes per principal, calls forwarded (with argument checks before
 //! anything is sent), audit records, collisions and unreachable upstreams.
 
+#[allow(dead_code)]
+#[path = "../../server/tests/common/legacy_http.rs"]
+mod legacy_http;
 mod support;
 
 use std::path::PathBuf;
@@ -486,4 +489,53 @@ fn in_strict_mode_a_new_tool_waits_for_approval() {
     let added = call(&gateway.url, "drift__add", &["a=20", "b=22"], None);
     added.expect_code(0);
     assert_eq!(added.json()["content"][0]["text"], "42");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_client_gets_the_upstreams_progress_through_the_gateway() {
+    use legacy_http::{Events, LegacyClient, legacy};
+    let config = config_file(
+        "http = \"127.0.0.1:0\"",
+        &format!(
+            "[[upstream]]\nname = \"demo\"\n{}\nallow = [\"countdown\"]\n",
+            demo_command()
+        ),
+    );
+    let gateway = tokio::task::spawn_blocking(move || {
+        Served::command(&["gateway", "--config", config.to_str().unwrap()])
+    })
+    .await
+    .unwrap();
+    let client = LegacyClient::new(gateway.url.clone());
+    let session = client.open(None).await;
+    let call = legacy(
+        2,
+        "tools/call",
+        json!({"name": "demo__countdown", "arguments": {"seconds": 2, "step_ms": 50},
+               "_meta": {"progressToken": "p1"}}),
+    );
+    let mut events = Events::new(client.post(Some(&session), &call).send().await.unwrap());
+    assert_eq!(events.next().await.unwrap().data, "", "priming event");
+    let mut progress = Vec::new();
+    let result = loop {
+        let message = events.message().await;
+        if message["method"] == "notifications/progress" {
+            assert_eq!(message["params"]["progressToken"], "p1");
+            progress.push(message["params"]["progress"].clone());
+        } else {
+            break message;
+        }
+    };
+    assert_eq!(
+        progress,
+        [json!(1.0), json!(2.0)],
+        "each step of the upstream, in order"
+    );
+    assert_eq!(
+        result,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "Lift-off!"}]}})
+    );
+    tokio::task::spawn_blocking(move || drop(gateway))
+        .await
+        .unwrap();
 }

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
-use toolwire_client::{Client, Error as ClientError, RequestOptions};
+use tokio::sync::mpsc;
+use toolwire_client::{Client, Error as ClientError, RequestNotification, RequestOptions};
 use toolwire_server::audit::arguments_digest;
 use toolwire_server::protocol::{CallToolResult, JsonObject, Tool};
 use toolwire_server::{Principal, RequestContext, ToolBuilder};
@@ -78,11 +79,28 @@ impl Route {
     async fn call(&self, args: JsonObject, cx: RequestContext) -> CallToolResult {
         let started = Instant::now();
         let digest = arguments_digest(&args);
-        let options = RequestOptions::new().cancel_on(cx.cancellation().clone());
-        let outcome = self
+        let mut options = RequestOptions::new().cancel_on(cx.cancellation().clone());
+        let (progress_tx, mut progress) = mpsc::unbounded_channel();
+        if cx.wants_progress() {
+            options = options.on_notification(move |notification| {
+                if let RequestNotification::Progress(p) = notification {
+                    let _ = progress_tx.send(p);
+                }
+            });
+        }
+        let call = self
             .client
-            .call_tool_with(&self.upstream_tool, Value::Object(args), &options)
-            .await;
+            .call_tool_with(&self.upstream_tool, Value::Object(args), &options);
+        tokio::pin!(call);
+        // The upstream's progress is passed on as it comes.
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut call => break outcome,
+                Some(p) = progress.recv() => {
+                    cx.progress(p.progress, p.total, p.message.as_deref()).await;
+                }
+            }
+        };
         let (result, label) = self.answer(outcome);
         if let Some(audit) = &self.audit {
             audit.write(&AuditRecord {
