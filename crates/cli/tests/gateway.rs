@@ -539,3 +539,40 @@ async fn a_legacy_client_gets_the_upstreams_progress_through_the_gateway() {
         .await
         .unwrap();
 }
+
+#[test]
+fn prompts_are_served_under_exposed_names_with_the_same_policy() {
+    let config = config_file("http = \"127.0.0.1:0\"", &three_upstreams());
+    let gateway = Served::command(&["gateway", "--config", config.to_str().unwrap()]);
+    let listed = toolwire(&["list", &gateway.url, "--prompts", "--json"], "");
+    listed.expect_code(0);
+    let names: Vec<Value> = listed.json()["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].clone())
+        .collect();
+    assert_eq!(
+        names,
+        [json!("demo__greet")],
+        "second's allow list leaves its greet out"
+    );
+    let got = toolwire(
+        &["prompt", &gateway.url, "demo__greet", "name=Ada", "--json"],
+        "",
+    );
+    got.expect_code(0);
+    assert_eq!(
+        got.json()["messages"][0]["content"]["text"],
+        "Say hello to Ada in one friendly sentence."
+    );
+    let missing = toolwire(&["prompt", &gateway.url, "demo__greet"], "");
+    missing.expect_code(2);
+    assert!(
+        missing
+            .stderr
+            .contains("error -32602: Missing required argument \"name\" for prompt demo__greet"),
+        "{}",
+        missing.stderr
+    );
+}

@@ -14,8 +14,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use toolwire_client::{Client, Error as ClientError, RequestNotification, RequestOptions};
 use toolwire_server::audit::arguments_digest;
-use toolwire_server::protocol::{CallToolResult, JsonObject, Tool};
-use toolwire_server::{Principal, RequestContext, ToolBuilder};
+use toolwire_server::protocol::{CallToolResult, JsonObject, Prompt, Tool};
+use toolwire_server::{Principal, PromptBuilder, RequestContext, ToolBuilder, ToolError};
 
 use crate::audit::{AuditLog, AuditRecord};
 use crate::config::UpstreamConfig;
@@ -145,4 +145,40 @@ impl Route {
             ),
         }
     }
+}
+
+/// The downstream definition of an upstream prompt: its name exposed, its
+/// arguments as declared, `prompts/get` forwarded under its own name.
+pub(crate) fn forwarding_prompt(
+    name: &str,
+    prompt: Prompt,
+    upstream: &str,
+    client: Arc<Client>,
+) -> PromptBuilder {
+    let mut builder = PromptBuilder::new(name);
+    if let Some(title) = prompt.title {
+        builder = builder.title(title);
+    }
+    if let Some(description) = prompt.description {
+        builder = builder.description(description);
+    }
+    for argument in prompt.arguments.into_iter().flatten() {
+        let description = argument.description.unwrap_or_default();
+        let required = argument.required.unwrap_or(false);
+        builder = builder.argument(argument.name, description, required);
+    }
+    let original = prompt.name;
+    let upstream = upstream.to_owned();
+    builder.handler(move |args, _cx| {
+        let (client, original, upstream) =
+            (Arc::clone(&client), original.clone(), upstream.clone());
+        async move {
+            match client.get_prompt(&original, args).await {
+                Ok(result) => Ok(result.messages),
+                Err(error) => Err(ToolError::new(format!(
+                    "upstream {upstream:?} failed: {error}"
+                ))),
+            }
+        }
+    })
 }

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use toolwire_client::Client;
-use toolwire_server::protocol::Tool;
+use toolwire_server::protocol::{Prompt, Tool};
 use toolwire_server::{ChangeFeed, RateLimitStore, Server, ServerBuilder, StateKey};
 
 use crate::audit::AuditLog;
@@ -14,6 +14,13 @@ use crate::error::GatewayError;
 use crate::pin::PinStore;
 use crate::registry::{ExposedTool, Registry, WithheldTool};
 use crate::upstream::{UpstreamError, client_for};
+
+/// What one upstream lists.
+#[derive(Debug)]
+pub(crate) struct Listing {
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) prompts: Vec<Prompt>,
+}
 
 /// The environment variable with the keys sealing `requestState`: the same
 /// value on every instance of one gateway behind a load balancer.
@@ -129,8 +136,14 @@ impl Gateway {
         self.inner.lock().failures()
     }
 
-    /// The tools of upstream `index` as it lists them now.
-    pub(crate) async fn list(&self, index: usize) -> Result<Vec<Tool>, UpstreamError> {
+    /// The prompts served now, by exposed name.
+    pub fn prompt_names(&self) -> Vec<String> {
+        self.inner.lock().prompt_names()
+    }
+
+    /// The tools and prompts of upstream `index` as it lists them now (an
+    /// upstream that lists no prompts has none).
+    pub(crate) async fn list(&self, index: usize) -> Result<Listing, UpstreamError> {
         let upstream = &self.inner.config.upstreams[index];
         let Some(client) = &self.inner.clients[index] else {
             return Err(self
@@ -146,7 +159,14 @@ impl Gateway {
             name: upstream.name.clone(),
             reason: format!("cannot list its tools: {e}"),
         })?;
-        Ok(listing.tools.into_iter().map(|info| info.tool).collect())
+        let tools = listing.tools.into_iter().map(|info| info.tool).collect();
+        // A server without prompts answers with an error: it has none.
+        let prompts = client
+            .list_prompts()
+            .await
+            .map(|f| f.value)
+            .unwrap_or_default();
+        Ok(Listing { tools, prompts })
     }
 
     /// Serves what `listing` says upstream `index` has (nothing when it
@@ -154,14 +174,16 @@ impl Gateway {
     pub(crate) fn apply(
         &self,
         index: usize,
-        listing: Result<Vec<Tool>, UpstreamError>,
+        listing: Result<Listing, UpstreamError>,
     ) -> Vec<crate::names::Collision> {
         let client = self.inner.clients[index].clone();
         let mut registry = self.inner.lock();
         match (listing, client) {
-            (Ok(tools), Some(client)) => {
+            (Ok(listing), Some(client)) => {
                 registry.set_failure(index, None);
-                registry.serve(&self.inner.server, index, client, tools)
+                let server = &self.inner.server;
+                registry.serve_prompts(server, index, &client, listing.prompts);
+                registry.serve(server, index, client, listing.tools)
             }
             (Ok(_), None) => Vec::new(),
             (Err(error), _) => {

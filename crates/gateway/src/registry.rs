@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use toolwire_client::Client;
 use toolwire_server::Server;
-use toolwire_server::protocol::Tool;
+use toolwire_server::protocol::{Prompt, Tool};
 
 use crate::audit::AuditLog;
 use crate::config::{GatewayConfig, UpstreamConfig};
 use crate::error::GatewayError;
-use crate::forward::{Route, forwarding_tool};
+use crate::forward::{Route, forwarding_prompt, forwarding_tool};
 use crate::names::{Collision, NameTable, Origin, exposed_name};
 use crate::pin::{PinState, PinStore};
 use crate::upstream::UpstreamError;
@@ -51,6 +51,13 @@ pub struct WithheldTool {
     pub definition: Tool,
 }
 
+/// One prompt being served: its exposed name and the upstream's definition.
+#[derive(Debug)]
+struct ServedPrompt {
+    name: String,
+    definition: Prompt,
+}
+
 #[derive(Debug)]
 pub(crate) struct Registry {
     config: GatewayConfig,
@@ -58,6 +65,8 @@ pub(crate) struct Registry {
     pins: Option<Arc<PinStore>>,
     names: NameTable,
     served: Vec<Vec<Served>>,
+    prompt_names: NameTable,
+    prompts: Vec<Vec<ServedPrompt>>,
     withheld: Vec<Vec<WithheldTool>>,
     failures: Vec<Option<UpstreamError>>,
 }
@@ -75,6 +84,8 @@ impl Registry {
             pins,
             names: NameTable::default(),
             served: (0..count).map(|_| Vec::new()).collect(),
+            prompt_names: NameTable::default(),
+            prompts: (0..count).map(|_| Vec::new()).collect(),
             withheld: (0..count).map(|_| Vec::new()).collect(),
             failures: vec![None; count],
         }
@@ -225,11 +236,78 @@ impl Registry {
         }
     }
 
-    /// Stops serving every tool of upstream `index`.
+    /// Stops serving every tool and prompt of upstream `index`.
     pub(crate) fn serve_none(&mut self, server: &Server, index: usize) {
         for served in std::mem::take(&mut self.served[index]) {
             self.withdraw(server, &served.exposed.name);
         }
+        for served in std::mem::take(&mut self.prompts[index]) {
+            let _ = server.remove_prompt(&served.name);
+            self.prompt_names.release(&served.name);
+        }
+    }
+
+    /// The prompts served now, by exposed name.
+    pub(crate) fn prompt_names(&self) -> Vec<String> {
+        self.prompts
+            .iter()
+            .flatten()
+            .map(|p| p.name.clone())
+            .collect()
+    }
+
+    /// Serves `prompts` of upstream `index` (those its allow and deny
+    /// patterns let through) in place of what it served, as
+    /// [`Registry::serve`] does for tools; names taken are withheld.
+    pub(crate) fn serve_prompts(
+        &mut self,
+        server: &Server,
+        index: usize,
+        client: &Arc<Client>,
+        prompts: Vec<Prompt>,
+    ) {
+        let upstream = self.config.upstreams[index].clone();
+        let wanted: Vec<(String, Prompt)> = prompts
+            .into_iter()
+            .filter(|prompt| serves(&upstream, &prompt.name))
+            .map(|prompt| (self.exposed_name(&upstream, &prompt.name), prompt))
+            .collect();
+        let mut kept = Vec::new();
+        for served in std::mem::take(&mut self.prompts[index]) {
+            if wanted
+                .iter()
+                .any(|(n, p)| *n == served.name && *p == served.definition)
+            {
+                kept.push(served);
+            } else {
+                let _ = server.remove_prompt(&served.name);
+                self.prompt_names.release(&served.name);
+            }
+        }
+        for (name, prompt) in wanted {
+            if kept.iter().any(|s| s.name == name) {
+                continue;
+            }
+            let origin = Origin {
+                upstream: index,
+                tool: prompt.name.clone(),
+            };
+            if let Err(collision) = self.prompt_names.claim(name.clone(), origin) {
+                tracing::warn!(prompt = %name, upstream = %upstream.name, first = %collision.first.tool,
+                    "two prompts would be exposed under one name; the later is withheld");
+                continue;
+            }
+            let definition =
+                forwarding_prompt(&name, prompt.clone(), &upstream.name, Arc::clone(client));
+            if let Err(error) = server.add_prompt(definition) {
+                tracing::warn!(%error, prompt = %name, "a prompt of upstream {:?} cannot be served", upstream.name);
+            }
+            kept.push(ServedPrompt {
+                name,
+                definition: prompt,
+            });
+        }
+        self.prompts[index] = kept;
     }
 
     fn exposed_name(&self, upstream: &UpstreamConfig, tool: &str) -> String {

@@ -49,6 +49,7 @@ impl Gateway {
         let client = self.inner.clients[index].clone()?;
         let filter = SubscriptionFilter {
             tools_list_changed: Some(true),
+            prompts_list_changed: Some(true),
             ..Default::default()
         };
         let subscription = client.listen(filter).await;
@@ -72,7 +73,7 @@ impl Gateway {
         let since = Instant::now();
         while let Some(event) = subscription.next_event().await {
             match event {
-                Ok(ListenEvent::ToolsListChanged) => {
+                Ok(ListenEvent::ToolsListChanged | ListenEvent::PromptsListChanged) => {
                     let listing = self.list(index).await;
                     self.apply(index, listing);
                 }
