@@ -576,3 +576,43 @@ fn prompts_are_served_under_exposed_names_with_the_same_policy() {
         missing.stderr
     );
 }
+
+#[test]
+fn resources_keep_their_uris_and_one_uri_is_served_by_one_upstream() {
+    let upstreams = format!(
+        "[[upstream]]\nname = \"first\"\n{}\n\n[[upstream]]\nname = \"second\"\n{}\n",
+        demo_command(),
+        demo_command()
+    );
+    let config = config_file("http = \"127.0.0.1:0\"", &upstreams);
+    let gateway = Served::command(&["gateway", "--config", config.to_str().unwrap()]);
+    let listed = toolwire(&["list", &gateway.url, "--resources", "--json"], "");
+    listed.expect_code(0);
+    let uris: Vec<Value> = listed.json()["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].clone())
+        .collect();
+    assert_eq!(
+        uris,
+        [json!("toolwire://demo/about")],
+        "the second upstream's copy is withheld"
+    );
+    let read = toolwire(
+        &["read", &gateway.url, "toolwire://demo/about", "--json"],
+        "",
+    );
+    read.expect_code(0);
+    let text = read.json()["contents"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(text.starts_with("# The toolwire demo server"), "{text}");
+    assert!(
+        gateway
+            .wait_for_log("another upstream serves this URI")
+            .contains("upstream=second"),
+        "the withheld copy is logged"
+    );
+}

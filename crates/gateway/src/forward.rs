@@ -14,8 +14,10 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use toolwire_client::{Client, Error as ClientError, RequestNotification, RequestOptions};
 use toolwire_server::audit::arguments_digest;
-use toolwire_server::protocol::{CallToolResult, JsonObject, Prompt, Tool};
-use toolwire_server::{Principal, PromptBuilder, RequestContext, ToolBuilder, ToolError};
+use toolwire_server::protocol::{CallToolResult, JsonObject, Prompt, Resource, Tool};
+use toolwire_server::{
+    Principal, PromptBuilder, ReadRequest, RequestContext, ResourceBuilder, ToolBuilder, ToolError,
+};
 
 use crate::audit::{AuditLog, AuditRecord};
 use crate::config::UpstreamConfig;
@@ -175,6 +177,43 @@ pub(crate) fn forwarding_prompt(
         async move {
             match client.get_prompt(&original, args).await {
                 Ok(result) => Ok(result.messages),
+                Err(error) => Err(ToolError::new(format!(
+                    "upstream {upstream:?} failed: {error}"
+                ))),
+            }
+        }
+    })
+}
+
+/// The downstream definition of an upstream resource: its URI and
+/// metadata kept, reads forwarded.
+pub(crate) fn forwarding_resource(
+    resource: Resource,
+    upstream: &str,
+    client: Arc<Client>,
+) -> ResourceBuilder {
+    let mut builder = ResourceBuilder::new(resource.uri, resource.name);
+    if let Some(title) = resource.title {
+        builder = builder.title(title);
+    }
+    if let Some(description) = resource.description {
+        builder = builder.description(description);
+    }
+    if let Some(mime_type) = resource.mime_type {
+        builder = builder.mime_type(mime_type);
+    }
+    if let Some(size) = resource.size {
+        builder = builder.size(size);
+    }
+    if let Some(annotations) = resource.annotations {
+        builder = builder.annotations(annotations);
+    }
+    let upstream = upstream.to_owned();
+    builder.handler(move |request: ReadRequest, _cx| {
+        let (client, upstream) = (Arc::clone(&client), upstream.clone());
+        async move {
+            match client.read_resource(&request.uri).await {
+                Ok(read) => Ok(read.value.contents),
                 Err(error) => Err(ToolError::new(format!(
                     "upstream {upstream:?} failed: {error}"
                 ))),

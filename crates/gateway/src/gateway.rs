@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use toolwire_client::Client;
-use toolwire_server::protocol::{Prompt, Tool};
+use toolwire_server::protocol::{Prompt, Resource, Tool};
 use toolwire_server::{ChangeFeed, RateLimitStore, Server, ServerBuilder, StateKey};
 
 use crate::audit::AuditLog;
@@ -20,6 +20,7 @@ use crate::upstream::{UpstreamError, client_for};
 pub(crate) struct Listing {
     pub(crate) tools: Vec<Tool>,
     pub(crate) prompts: Vec<Prompt>,
+    pub(crate) resources: Vec<Resource>,
 }
 
 /// The environment variable with the keys sealing `requestState`: the same
@@ -141,6 +142,11 @@ impl Gateway {
         self.inner.lock().prompt_names()
     }
 
+    /// The resources served now, by URI (kept as the upstream gives it).
+    pub fn resource_uris(&self) -> Vec<String> {
+        self.inner.lock().resource_uris()
+    }
+
     /// The tools and prompts of upstream `index` as it lists them now (an
     /// upstream that lists no prompts has none).
     pub(crate) async fn list(&self, index: usize) -> Result<Listing, UpstreamError> {
@@ -166,7 +172,16 @@ impl Gateway {
             .await
             .map(|f| f.value)
             .unwrap_or_default();
-        Ok(Listing { tools, prompts })
+        let resources = client
+            .list_resources()
+            .await
+            .map(|f| f.value)
+            .unwrap_or_default();
+        Ok(Listing {
+            tools,
+            prompts,
+            resources,
+        })
     }
 
     /// Serves what `listing` says upstream `index` has (nothing when it
@@ -183,6 +198,7 @@ impl Gateway {
                 registry.set_failure(index, None);
                 let server = &self.inner.server;
                 registry.serve_prompts(server, index, &client, listing.prompts);
+                registry.serve_resources(server, index, &client, listing.resources);
                 registry.serve(server, index, client, listing.tools)
             }
             (Ok(_), None) => Vec::new(),

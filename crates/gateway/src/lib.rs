@@ -31,6 +31,7 @@
 //! ```
 
 mod audit;
+mod catalog;
 pub mod config;
 mod error;
 mod forward;

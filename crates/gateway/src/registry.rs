@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use toolwire_client::Client;
 use toolwire_server::Server;
-use toolwire_server::protocol::{Prompt, Tool};
+use toolwire_server::protocol::{Prompt, Resource, Tool};
 
 use crate::audit::AuditLog;
+use crate::catalog::Catalog;
 use crate::config::{GatewayConfig, UpstreamConfig};
 use crate::error::GatewayError;
-use crate::forward::{Route, forwarding_prompt, forwarding_tool};
+use crate::forward::{Route, forwarding_prompt, forwarding_resource, forwarding_tool};
 use crate::names::{Collision, NameTable, Origin, exposed_name};
 use crate::pin::{PinState, PinStore};
 use crate::upstream::UpstreamError;
@@ -51,13 +52,6 @@ pub struct WithheldTool {
     pub definition: Tool,
 }
 
-/// One prompt being served: its exposed name and the upstream's definition.
-#[derive(Debug)]
-struct ServedPrompt {
-    name: String,
-    definition: Prompt,
-}
-
 #[derive(Debug)]
 pub(crate) struct Registry {
     config: GatewayConfig,
@@ -65,8 +59,8 @@ pub(crate) struct Registry {
     pins: Option<Arc<PinStore>>,
     names: NameTable,
     served: Vec<Vec<Served>>,
-    prompt_names: NameTable,
-    prompts: Vec<Vec<ServedPrompt>>,
+    prompts: Catalog<Prompt>,
+    resources: Catalog<Resource>,
     withheld: Vec<Vec<WithheldTool>>,
     failures: Vec<Option<UpstreamError>>,
 }
@@ -84,8 +78,8 @@ impl Registry {
             pins,
             names: NameTable::default(),
             served: (0..count).map(|_| Vec::new()).collect(),
-            prompt_names: NameTable::default(),
-            prompts: (0..count).map(|_| Vec::new()).collect(),
+            prompts: Catalog::new(count),
+            resources: Catalog::new(count),
             withheld: (0..count).map(|_| Vec::new()).collect(),
             failures: vec![None; count],
         }
@@ -236,24 +230,27 @@ impl Registry {
         }
     }
 
-    /// Stops serving every tool and prompt of upstream `index`.
+    /// Stops serving every tool, prompt and resource of upstream `index`.
     pub(crate) fn serve_none(&mut self, server: &Server, index: usize) {
         for served in std::mem::take(&mut self.served[index]) {
             self.withdraw(server, &served.exposed.name);
         }
-        for served in std::mem::take(&mut self.prompts[index]) {
-            let _ = server.remove_prompt(&served.name);
-            self.prompt_names.release(&served.name);
-        }
+        self.prompts.clear(index, |name| {
+            let _ = server.remove_prompt(name);
+        });
+        self.resources.clear(index, |uri| {
+            let _ = server.remove_resource(uri);
+        });
     }
 
     /// The prompts served now, by exposed name.
     pub(crate) fn prompt_names(&self) -> Vec<String> {
-        self.prompts
-            .iter()
-            .flatten()
-            .map(|p| p.name.clone())
-            .collect()
+        self.prompts.keys()
+    }
+
+    /// The resources served now, by URI.
+    pub(crate) fn resource_uris(&self) -> Vec<String> {
+        self.resources.keys()
     }
 
     /// Serves `prompts` of upstream `index` (those its allow and deny
@@ -272,42 +269,60 @@ impl Registry {
             .filter(|prompt| serves(&upstream, &prompt.name))
             .map(|prompt| (self.exposed_name(&upstream, &prompt.name), prompt))
             .collect();
-        let mut kept = Vec::new();
-        for served in std::mem::take(&mut self.prompts[index]) {
-            if wanted
-                .iter()
-                .any(|(n, p)| *n == served.name && *p == served.definition)
-            {
-                kept.push(served);
-            } else {
-                let _ = server.remove_prompt(&served.name);
-                self.prompt_names.release(&served.name);
-            }
+        let withheld = self.prompts.reconcile(
+            index,
+            wanted,
+            |name| {
+                let _ = server.remove_prompt(name);
+            },
+            |name, prompt| {
+                let definition =
+                    forwarding_prompt(name, prompt.clone(), &upstream.name, Arc::clone(client));
+                if let Err(error) = server.add_prompt(definition) {
+                    tracing::warn!(%error, prompt = %name, "a prompt of upstream {:?} cannot be served", upstream.name);
+                }
+            },
+        );
+        for name in withheld {
+            tracing::warn!(prompt = %name, upstream = %upstream.name,
+                "another upstream's prompt has this name; this one is withheld");
         }
-        for (name, prompt) in wanted {
-            if kept.iter().any(|s| s.name == name) {
-                continue;
-            }
-            let origin = Origin {
-                upstream: index,
-                tool: prompt.name.clone(),
-            };
-            if let Err(collision) = self.prompt_names.claim(name.clone(), origin) {
-                tracing::warn!(prompt = %name, upstream = %upstream.name, first = %collision.first.tool,
-                    "two prompts would be exposed under one name; the later is withheld");
-                continue;
-            }
-            let definition =
-                forwarding_prompt(&name, prompt.clone(), &upstream.name, Arc::clone(client));
-            if let Err(error) = server.add_prompt(definition) {
-                tracing::warn!(%error, prompt = %name, "a prompt of upstream {:?} cannot be served", upstream.name);
-            }
-            kept.push(ServedPrompt {
-                name,
-                definition: prompt,
-            });
+    }
+
+    /// Serves `resources` of upstream `index` (those whose names its allow
+    /// and deny patterns let through) under their own URIs, reads forwarded;
+    /// a URI another upstream serves is withheld.
+    pub(crate) fn serve_resources(
+        &mut self,
+        server: &Server,
+        index: usize,
+        client: &Arc<Client>,
+        resources: Vec<Resource>,
+    ) {
+        let upstream = self.config.upstreams[index].clone();
+        let wanted: Vec<(String, Resource)> = resources
+            .into_iter()
+            .filter(|resource| serves(&upstream, &resource.name))
+            .map(|resource| (resource.uri.clone(), resource))
+            .collect();
+        let withheld = self.resources.reconcile(
+            index,
+            wanted,
+            |uri| {
+                let _ = server.remove_resource(uri);
+            },
+            |_, resource| {
+                let definition =
+                    forwarding_resource(resource.clone(), &upstream.name, Arc::clone(client));
+                if let Err(error) = server.add_resource(definition) {
+                    tracing::warn!(%error, uri = %resource.uri, "a resource of upstream {:?} cannot be served", upstream.name);
+                }
+            },
+        );
+        for uri in withheld {
+            tracing::warn!(%uri, upstream = %upstream.name,
+                "another upstream serves this URI; this one's resource is withheld");
         }
-        self.prompts[index] = kept;
     }
 
     fn exposed_name(&self, upstream: &UpstreamConfig, tool: &str) -> String {

@@ -50,6 +50,7 @@ impl Gateway {
         let filter = SubscriptionFilter {
             tools_list_changed: Some(true),
             prompts_list_changed: Some(true),
+            resources_list_changed: Some(true),
             ..Default::default()
         };
         let subscription = client.listen(filter).await;
@@ -73,7 +74,11 @@ impl Gateway {
         let since = Instant::now();
         while let Some(event) = subscription.next_event().await {
             match event {
-                Ok(ListenEvent::ToolsListChanged | ListenEvent::PromptsListChanged) => {
+                Ok(
+                    ListenEvent::ToolsListChanged
+                    | ListenEvent::PromptsListChanged
+                    | ListenEvent::ResourcesListChanged,
+                ) => {
                     let listing = self.list(index).await;
                     self.apply(index, listing);
                 }
