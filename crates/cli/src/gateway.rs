@@ -106,6 +106,7 @@ async fn shorthand(args: &GatewayArgs) -> Result<GatewayConfig, Failure> {
         }),
         lock: None,
         pin: PinMode::default(),
+        call_limit: None,
         redis: None,
         tokens: Vec::new(),
         upstreams: vec![UpstreamConfig {

@@ -71,7 +71,11 @@ impl Gateway {
             )),
             None => None,
         };
-        let server = stores.apply(server_builder()?).build()?;
+        let mut builder = stores.apply(server_builder()?);
+        if let Some(limit) = config.call_limit {
+            builder = builder.tool_call_limit(limit);
+        }
+        let server = builder.build()?;
         let mut clients = Vec::new();
         let mut registry = Registry::new(config, audit, pins.clone());
         for upstream in &config.upstreams {

@@ -38,6 +38,7 @@ fn the_example_in_config_md_parses_into_the_expected_config() {
         audit: Some(AuditTarget::File(PathBuf::from("audit.jsonl"))),
         lock: Some(PathBuf::from("toolwire-gateway.lock")),
         pin: PinMode::TrustOnFirstUse,
+        call_limit: None,
         redis: None,
         tokens: vec![
             TokenConfig {
@@ -118,6 +119,7 @@ fn defaults_apply_when_keys_are_absent() {
             audit: None,
             lock: None,
             pin: PinMode::TrustOnFirstUse,
+            call_limit: None,
             redis: None,
             tokens: vec![],
             upstreams: vec![UpstreamConfig {
@@ -226,7 +228,8 @@ fn unknown_keys_are_refused_with_the_keys_expected() {
         (
             with_gateway("listen = \"127.0.0.1:1\""),
             "gw.toml:3: gateway.listen: unknown key; expected one of http, stdio, \
-             name_separator, max_name_len, audit, lock, pin, redis, redis_url_env, tokens",
+             name_separator, max_name_len, audit, lock, pin, call_limit, redis, redis_url_env, \
+             tokens",
         ),
         (
             with_gateway("tokens = [{ env = \"A\", scope = [\"admin\"] }]"),
@@ -754,4 +757,18 @@ fn redis_is_a_url_a_cluster_or_a_variable_never_a_password() {
             "gw.toml:4: gateway.redis_url_env: expected either redis or redis_url_env, not both",
         ),
     ]);
+}
+
+#[test]
+fn call_limit_is_n_per_secs() {
+    let config = parsed(&with_gateway("call_limit = \"1000/1\""));
+    assert_eq!(
+        config.call_limit,
+        Some(RateLimit::new(1000, Duration::from_secs(1)))
+    );
+    assert_refusals(&[(
+        with_gateway("call_limit = \"fast\""),
+        "gw.toml:3: gateway.call_limit: expected \"N/SECS\" with whole numbers N and SECS \
+         greater than 0, such as \"30/60\" (30 calls in 60 s), got \"fast\"",
+    )]);
 }

@@ -30,6 +30,10 @@ pub struct GatewayConfig {
     /// What a tool not yet in the lock file gets: `pin = "first-use"` (the
     /// default) or `"strict"`.
     pub pin: PinMode,
+    /// Tool calls allowed per principal across all tools (none: the
+    /// server's default, 100 a second). Every anonymous caller is one
+    /// principal: without tokens this limit is shared by all clients.
+    pub call_limit: Option<RateLimit>,
     /// Where several gateway instances keep what they share (rate limits,
     /// legacy sessions, list changes); none: this process's memory.
     pub redis: Option<RedisTarget>,
@@ -189,6 +193,7 @@ const GATEWAY_KEYS: &[&str] = &[
     "audit",
     "lock",
     "pin",
+    "call_limit",
     "redis",
     "redis_url_env",
     "tokens",

@@ -35,6 +35,10 @@ impl Table<'_> {
             audit: audit(&gateway)?,
             lock: lock(&gateway)?,
             pin: pin(&gateway)?,
+            call_limit: gateway
+                .get("call_limit")
+                .map(|field| rate_limit(&field))
+                .transpose()?,
             redis: redis(&gateway)?,
             tokens: tokens(&gateway)?,
             upstreams: upstreams(self)?,
