@@ -7,6 +7,7 @@
 #   bench/run.sh legacy          # 2025-11-25 clients (a session per connection): toolwire vs rmcp --sessions
 #   bench/run.sh redis           # echo (rate-limit check) and bump (+ handle modify), memory vs Redis (own redis-server)
 #   bench/run.sh redis-instructions   # the same four under callgrind, and Redis commands per call
+#   bench/run.sh gateway         # 2025-11-25 echo: direct vs `toolwire gateway` vs FastMCP's proxy (TOOLWIRE_BIN)
 #   bench/run.sh sessions        # 10,000 legacy sessions, their expiry, a second wave (about 1.5 minutes)
 #   bench/run.sh instructions    # callgrind instructions per request (needs valgrind)
 #   bench/run.sh soak --duration 120   # soak `toolwire serve` (default 600 s; build toolwire-cli first)
@@ -21,6 +22,22 @@ bin="${CARGO_TARGET_DIR:-$here/target}/release"
 # 10,000 listen streams need 10,000+ descriptors in each process (the
 # sessions scenario needs only a few: its sessions share 16 connections).
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+if [ "${1:-}" = gateway ]; then
+    # FastMCP's proxy, from PyPI, in a venv of its own (git-ignored).
+    fastmcp_version=4.2.3
+    venv="$here/.venv"
+    if [ -z "${FASTMCP_PYTHON:-}" ] && ! "$venv/bin/python" -c \
+        "import fastmcp, sys; sys.exit(fastmcp.__version__ != '$fastmcp_version')" 2>/dev/null; then
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install --quiet "fastmcp==$fastmcp_version"
+    fi
+    # The gateway: TOOLWIRE_BIN, else the root workspace's release build.
+    export TOOLWIRE_BIN="${TOOLWIRE_BIN:-$here/../target/release/toolwire}"
+    if [ ! -x "$TOOLWIRE_BIN" ]; then
+        echo "run.sh: $TOOLWIRE_BIN not found: cargo build --release -p toolwire-cli, or set TOOLWIRE_BIN" >&2
+        exit 1
+    fi
+fi
 if [ "${1:-}" = soak ]; then
     shift
     exec "$bin/soak" "$@"

@@ -54,15 +54,37 @@ impl ServerProcess {
     /// connections.
     pub fn start(binary: &Path, args: &[String]) -> Result<ServerProcess, String> {
         let port = free_port().map_err(|e| format!("no free port: {e}"))?;
+        let mut all = vec![port.to_string()];
+        all.extend_from_slice(args);
+        ServerProcess::start_at(binary, &all, port)
+    }
+
+    /// Starts `program args...`, which must listen on 127.0.0.1:`port` (set
+    /// in its arguments or its configuration), and waits until it accepts
+    /// connections.
+    pub fn start_at(program: &Path, args: &[String], port: u16) -> Result<ServerProcess, String> {
+        ServerProcess::start_with(program, args, port, &[], None)
+    }
+
+    /// [`ServerProcess::start_at`] with `env` added to its environment and
+    /// its standard error sent to `stderr` (inherited when `None`).
+    pub fn start_with(
+        program: &Path,
+        args: &[String],
+        port: u16,
+        env: &[(&str, &str)],
+        stderr: Option<std::fs::File>,
+    ) -> Result<ServerProcess, String> {
+        let binary = program;
         let name = binary
             .file_name()
             .map_or_else(|| "server".to_owned(), |n| n.to_string_lossy().into_owned());
         let child = Command::new(binary)
-            .arg(port.to_string())
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(stderr.map_or_else(Stdio::inherit, Stdio::from))
             .spawn()
             .map_err(|e| format!("could not start {}: {e}", binary.display()))?;
         let mut server = ServerProcess {

@@ -1,7 +1,7 @@
 //! Runs the benchmarks and prints Markdown tables.
 //!
 //! ```text
-//! bench [compare|sse|list|schema|legacy|redis|stdio|listen|sessions|all|instructions|redis-instructions]
+//! bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|redis-instructions]
 //!       [--rounds N] [--duration SECS] [--warmup SECS] [--connections N]
 //!       [--window N] [--streams N] [--requests N] [--session-count N]
 //!       [--idle-timeout SECS] [--waves N]
@@ -83,7 +83,7 @@ struct Variant {
     workload: Workload,
 }
 
-const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|redis|stdio|listen|sessions|all|instructions|redis-instructions] \
+const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|redis-instructions] \
 [--rounds N] [--duration SECS] [--warmup SECS] [--connections N] [--window N] [--streams N] \
 [--requests N] [--session-count N] [--idle-timeout SECS] [--waves N]";
 
@@ -146,6 +146,7 @@ fn main() {
             "schema" => schema(&options).await,
             "legacy" => legacy(&options).await,
             "redis" => redis(&options).await,
+            "gateway" => gateway(&options).await,
             "stdio" => stdio(&options).await,
             "listen" => listen(&options).await,
             "sessions" => sessions(&options).await,
@@ -487,6 +488,308 @@ async fn run_interleaved_with(
         }
     }
     Ok((rows, used))
+}
+
+// ---------------------------------------------------------------------------
+// gateway
+
+/// What `bench gateway` sends its load to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Front {
+    /// toolwire-echo itself.
+    Direct,
+    /// `toolwire gateway --config FILE` in front of it; `Some(limit)` sets
+    /// `[gateway] call_limit`, `None` leaves the default (100/1); the
+    /// second field is `RUST_LOG` (`None`: the default, info, which logs
+    /// an audit event per call).
+    Gateway(Option<&'static str>, Option<&'static str>),
+    /// FastMCP's proxy (`bench/gateway/fastmcp_proxy.py`) in front of it.
+    FastMcp,
+}
+
+/// The gateway's call limit in the measured rows: `u32::MAX` calls a second,
+/// as toolwire-echo raises its own, so the bucket is still checked.
+const GATEWAY_CALL_LIMIT: &str = "4294967295/1";
+
+/// The `toolwire` binary: `TOOLWIRE_BIN`, else the root workspace's release build.
+fn toolwire_bin() -> Result<std::path::PathBuf, String> {
+    let path = std::env::var_os("TOOLWIRE_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/toolwire")
+        });
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "{} not found: build it (cargo build --release -p toolwire-cli) or set TOOLWIRE_BIN",
+            path.display()
+        ))
+    }
+}
+
+/// The Python with FastMCP installed: `FASTMCP_PYTHON`, else `bench/.venv`.
+fn fastmcp_python() -> Result<std::path::PathBuf, String> {
+    let path = std::env::var_os("FASTMCP_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "{} not found: bench/run.sh gateway installs FastMCP there, or set FASTMCP_PYTHON",
+            path.display()
+        ))
+    }
+}
+
+/// A file in `dir` for the standard error of the front on `port` (the
+/// gateway's log lines: an audit event per call at the default level).
+fn log_file(dir: &Path, port: u16) -> Result<std::fs::File, String> {
+    let path = dir.join(format!("front-{port}.log"));
+    std::fs::File::create(&path).map_err(|e| format!("could not create {}: {e}", path.display()))
+}
+
+/// Starts the front for `front` before `upstream` (nothing for [`Front::Direct`]).
+fn start_front(
+    front: Front,
+    upstream: &ServerProcess,
+    dir: &Path,
+) -> Result<Option<ServerProcess>, String> {
+    let port = toolwire_bench::process::free_port().map_err(|e| format!("no free port: {e}"))?;
+    let url = format!("http://{}{PATH}", upstream.addr);
+    match front {
+        Front::Direct => Ok(None),
+        Front::Gateway(limit, log) => {
+            let limit = limit.map_or_else(String::new, |l| format!("call_limit = \"{l}\"\n"));
+            let config = dir.join(format!("gateway-{port}.toml"));
+            std::fs::write(
+                &config,
+                format!(
+                    "[gateway]\nhttp = \"127.0.0.1:{port}\"\n{limit}\n\
+                     [[upstream]]\nname = \"echo\"\nurl = \"{url}\"\nprefix = \"\"\n"
+                ),
+            )
+            .map_err(|e| format!("could not write {}: {e}", config.display()))?;
+            let args = vec![
+                "gateway".to_owned(),
+                "--config".to_owned(),
+                config.display().to_string(),
+            ];
+            let env: Vec<(&str, &str)> = log.map(|l| ("RUST_LOG", l)).into_iter().collect();
+            ServerProcess::start_with(
+                &toolwire_bin()?,
+                &args,
+                port,
+                &env,
+                Some(log_file(dir, port)?),
+            )
+            .map(Some)
+        }
+        Front::FastMcp => {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("gateway/fastmcp_proxy.py");
+            let args = vec![script.display().to_string(), port.to_string(), url];
+            ServerProcess::start_with(
+                &fastmcp_python()?,
+                &args,
+                port,
+                &[],
+                Some(log_file(dir, port)?),
+            )
+            .map(Some)
+        }
+    }
+}
+
+/// tools/call echo from 2025-11-25 clients to toolwire-echo directly,
+/// through `toolwire gateway`, and through FastMCP's proxy; each round
+/// starts every target fresh (a new upstream too), runs one connection
+/// (latency), then `--connections` (throughput), and stops them.
+async fn gateway(options: &Options) -> Result<(), String> {
+    let targets: Vec<(&str, Front)> = vec![
+        ("direct (toolwire-echo)", Front::Direct),
+        (
+            "toolwire gateway",
+            Front::Gateway(Some(GATEWAY_CALL_LIMIT), None),
+        ),
+        ("FastMCP proxy", Front::FastMcp),
+        (
+            "toolwire gateway, RUST_LOG=warn",
+            Front::Gateway(Some(GATEWAY_CALL_LIMIT), Some("warn")),
+        ),
+        (
+            "toolwire gateway, default call_limit",
+            Front::Gateway(None, None),
+        ),
+    ];
+    // Fail early, before any load, if a binary is missing.
+    toolwire_bin()?;
+    fastmcp_python()?;
+    let dir = std::env::temp_dir().join(format!("toolwire-bench-gateway-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let new_rows = || -> Vec<Row> {
+        targets
+            .iter()
+            .map(|(label, _)| Row {
+                label: (*label).to_owned(),
+                samples: Vec::new(),
+            })
+            .collect()
+    };
+    let (mut latency_rows, mut throughput_rows) = (new_rows(), new_rows());
+    let mut upstream_cpu = vec![(Duration::ZERO, 0u64); targets.len()];
+    let echo = binary("toolwire-echo")?;
+    let outcome: Result<(), String> = async {
+        for round in 1..=options.rounds {
+            for (index, (label, front)) in targets.iter().enumerate() {
+                let upstream = ServerProcess::start(&echo, &[])?;
+                let proxy = start_front(*front, &upstream, &dir)?;
+                let target = proxy.as_ref().unwrap_or(&upstream);
+                // FastMCP and the gateway connect upstream lazily or at start;
+                // let them settle before the first request.
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                for (connections, rows) in [
+                    (1, &mut latency_rows),
+                    (options.connections, &mut throughput_rows),
+                ] {
+                    let idle = target.memory();
+                    let cpu_before = target.cpu_time();
+                    let upstream_before = upstream.cpu_time();
+                    let config = LoadConfig {
+                        addr: target.addr,
+                        connections,
+                        warmup: options.warmup,
+                        duration: options.duration,
+                        request_timeout: Duration::from_secs(10),
+                        workload: Workload::LegacyEcho,
+                        max_requests: None,
+                        sessions: Vec::new(),
+                        counters: Vec::new(),
+                    };
+                    let result = loadgen::run(&config).await;
+                    let after = target.memory();
+                    let server_cpu = target.cpu_time().saturating_sub(cpu_before);
+                    if proxy.is_some() && connections > 1 {
+                        let used = &mut upstream_cpu[index];
+                        used.0 += upstream.cpu_time().saturating_sub(upstream_before);
+                        used.1 += result.replies;
+                    }
+                    eprintln!(
+                        "round {round}/{}: {label:<38} {connections:>3} conn {:>9.0} req/s  p50 {:>8.3} ms  p99 {:>8.3} ms  errors {}",
+                        options.rounds,
+                        result.rps(),
+                        result.latency.value_at_quantile(0.50) as f64 / 1000.0,
+                        result.latency.value_at_quantile(0.99) as f64 / 1000.0,
+                        result.errors,
+                    );
+                    rows[index].samples.push(Sample {
+                        result,
+                        idle,
+                        after,
+                        server_cpu,
+                    });
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                }
+                if let Some(proxy) = proxy {
+                    proxy.stop();
+                }
+                upstream.stop();
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        }
+        Ok(())
+    }
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome?;
+    println!(
+        "## tools/call echo from 2025-11-25 clients: toolwire-echo directly, through `toolwire gateway`, through FastMCP's proxy\n"
+    );
+    println!(
+        "Server CPU and RSS are the front's: toolwire-echo for the direct row, the proxy's own process otherwise (its upstream not included; CPU counted over the load phase, warm-up included).\n"
+    );
+    println!("### One connection (latency)\n");
+    println!("{}", report::table(&latency_rows));
+    println!("### {} connections (throughput)\n", options.connections);
+    println!("{}", report::table(&throughput_rows));
+    let (direct_l, gateway_l, fastmcp_l) = (
+        latency_rows[0].summary(),
+        latency_rows[1].summary(),
+        latency_rows[2].summary(),
+    );
+    let (direct_t, gateway_t, fastmcp_t) = (
+        throughput_rows[0].summary(),
+        throughput_rows[1].summary(),
+        throughput_rows[2].summary(),
+    );
+    let added = |s: &report::Summary| (s.p50_ms - direct_l.p50_ms) * 1000.0;
+    println!(
+        "- added p50 at one connection: gateway {:+.0} µs ({:.3} vs {:.3} ms; target ≤ 100 µs: {}), FastMCP {:+.0} µs",
+        added(&gateway_l),
+        gateway_l.p50_ms,
+        direct_l.p50_ms,
+        if added(&gateway_l) <= 100.0 {
+            "met"
+        } else {
+            "not met"
+        },
+        added(&fastmcp_l),
+    );
+    let gateway_ratio = gateway_t.rps / direct_t.rps.max(1e-9);
+    let over_fastmcp = if fastmcp_t.rps > 0.0 {
+        gateway_t.rps / fastmcp_t.rps
+    } else {
+        f64::INFINITY
+    };
+    println!(
+        "- throughput at {} connections: gateway ÷ direct {:.2}× (target ≥ 0.5×: {}); gateway ÷ FastMCP {:.1}× (target ≥ 10×: {}); FastMCP ÷ direct {:.3}×",
+        options.connections,
+        gateway_ratio,
+        if gateway_ratio >= 0.5 {
+            "met"
+        } else {
+            "not met"
+        },
+        over_fastmcp,
+        if over_fastmcp >= 10.0 {
+            "met"
+        } else {
+            "not met"
+        },
+        fastmcp_t.rps / direct_t.rps.max(1e-9),
+    );
+    println!(
+        "- at one connection: gateway ÷ direct {:.2}×, gateway ÷ FastMCP {:.1}× in req/s",
+        gateway_l.rps / direct_l.rps.max(1e-9),
+        gateway_l.rps / fastmcp_l.rps.max(1e-9),
+    );
+    for (index, (label, _)) in targets.iter().enumerate().skip(1) {
+        let (l, t) = (
+            latency_rows[index].summary(),
+            throughput_rows[index].summary(),
+        );
+        println!(
+            "- {label} vs direct: p50 at one connection {:+.0} µs, req/s at one connection {:.3}×, at {} connections {:.3}×",
+            added(&l),
+            l.rps / direct_l.rps.max(1e-9),
+            options.connections,
+            t.rps / direct_t.rps.max(1e-9),
+        );
+    }
+    for (index, (label, _)) in targets.iter().enumerate().skip(1) {
+        let (cpu, replies) = upstream_cpu[index];
+        if replies > 0 {
+            println!(
+                "- {label}: its upstream's CPU {:.0} µs per reply at {} connections",
+                cpu.as_secs_f64() * 1e6 / replies as f64,
+                options.connections
+            );
+        }
+    }
+    println!();
+    println!("{}", report::error_samples(&latency_rows));
+    println!("{}", report::error_samples(&throughput_rows));
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------
