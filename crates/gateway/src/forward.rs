@@ -103,6 +103,10 @@ impl Route {
                 }
             }
         };
+        // Progress that arrived just before the result is still queued.
+        while let Ok(p) = progress.try_recv() {
+            cx.progress(p.progress, p.total, p.message.as_deref()).await;
+        }
         let (result, label) = self.answer(outcome);
         if let Some(audit) = &self.audit {
             audit.write(&AuditRecord {
