@@ -606,20 +606,30 @@ fn start_front(
 /// starts every target fresh (a new upstream too), runs one connection
 /// (latency), then `--connections` (throughput), and stops them.
 async fn gateway(options: &Options) -> Result<(), String> {
-    let targets: Vec<(&str, Front)> = vec![
-        ("direct (toolwire-echo)", Front::Direct),
+    let legacy = Workload::LegacyEcho;
+    let targets: Vec<(&str, Front, Workload)> = vec![
+        ("direct (toolwire-echo)", Front::Direct, legacy),
         (
             "toolwire gateway",
             Front::Gateway(Some(GATEWAY_CALL_LIMIT), None),
+            legacy,
         ),
-        ("FastMCP proxy", Front::FastMcp),
+        ("FastMCP proxy", Front::FastMcp, legacy),
         (
             "toolwire gateway, RUST_LOG=warn",
             Front::Gateway(Some(GATEWAY_CALL_LIMIT), Some("warn")),
+            legacy,
         ),
         (
             "toolwire gateway, default call_limit",
             Front::Gateway(None, None),
+            legacy,
+        ),
+        ("direct, 2026-07-28 client", Front::Direct, Workload::Echo),
+        (
+            "toolwire gateway, 2026-07-28 client",
+            Front::Gateway(Some(GATEWAY_CALL_LIMIT), None),
+            Workload::Echo,
         ),
     ];
     // Fail early, before any load, if a binary is missing.
@@ -630,7 +640,7 @@ async fn gateway(options: &Options) -> Result<(), String> {
     let new_rows = || -> Vec<Row> {
         targets
             .iter()
-            .map(|(label, _)| Row {
+            .map(|(label, _, _)| Row {
                 label: (*label).to_owned(),
                 samples: Vec::new(),
             })
@@ -641,7 +651,7 @@ async fn gateway(options: &Options) -> Result<(), String> {
     let echo = binary("toolwire-echo")?;
     let outcome: Result<(), String> = async {
         for round in 1..=options.rounds {
-            for (index, (label, front)) in targets.iter().enumerate() {
+            for (index, (label, front, workload)) in targets.iter().enumerate() {
                 let upstream = ServerProcess::start(&echo, &[])?;
                 let proxy = start_front(*front, &upstream, &dir)?;
                 let target = proxy.as_ref().unwrap_or(&upstream);
@@ -661,7 +671,7 @@ async fn gateway(options: &Options) -> Result<(), String> {
                         warmup: options.warmup,
                         duration: options.duration,
                         request_timeout: Duration::from_secs(10),
-                        workload: Workload::LegacyEcho,
+                        workload: *workload,
                         max_requests: None,
                         sessions: Vec::new(),
                         counters: Vec::new(),
@@ -763,20 +773,33 @@ async fn gateway(options: &Options) -> Result<(), String> {
         gateway_l.rps / direct_l.rps.max(1e-9),
         gateway_l.rps / fastmcp_l.rps.max(1e-9),
     );
-    for (index, (label, _)) in targets.iter().enumerate().skip(1) {
+    for (index, (label, front, workload)) in targets.iter().enumerate() {
+        // Each row against the direct row of its own workload.
+        let Some(reference) = targets
+            .iter()
+            .position(|(_, f, w)| *f == Front::Direct && w == workload)
+            .filter(|r| *r != index && *front != Front::Direct)
+        else {
+            continue;
+        };
         let (l, t) = (
             latency_rows[index].summary(),
             throughput_rows[index].summary(),
         );
+        let (dl, dt) = (
+            latency_rows[reference].summary(),
+            throughput_rows[reference].summary(),
+        );
         println!(
-            "- {label} vs direct: p50 at one connection {:+.0} µs, req/s at one connection {:.3}×, at {} connections {:.3}×",
-            added(&l),
-            l.rps / direct_l.rps.max(1e-9),
+            "- {label} vs {}: p50 at one connection {:+.0} µs, req/s at one connection {:.3}×, at {} connections {:.3}×",
+            targets[reference].0,
+            (l.p50_ms - dl.p50_ms) * 1000.0,
+            l.rps / dl.rps.max(1e-9),
             options.connections,
-            t.rps / direct_t.rps.max(1e-9),
+            t.rps / dt.rps.max(1e-9),
         );
     }
-    for (index, (label, _)) in targets.iter().enumerate().skip(1) {
+    for (index, (label, _, _)) in targets.iter().enumerate().skip(1) {
         let (cpu, replies) = upstream_cpu[index];
         if replies > 0 {
             println!(
