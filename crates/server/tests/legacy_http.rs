@@ -462,14 +462,16 @@ async fn the_cap_refuses_initialize_with_503_until_a_session_ends() {
 
 #[tokio::test]
 async fn abandoned_sessions_expire_and_leave_the_table_empty() {
-    let config = HttpConfig::new().session_idle_timeout(Duration::from_secs(1));
+    // Long enough that none expires while 200 open on a busy 2-core CI
+    // machine (a 1 s timeout once lost 47 of them before the count).
+    let config = HttpConfig::new().session_idle_timeout(Duration::from_secs(5));
     let endpoint = Endpoint::start(builder().build().unwrap(), config).await;
     let mut ids = Vec::new();
     for _ in 0..200 {
         ids.push(endpoint.open(None).await);
     }
     assert_eq!(endpoint.sessions.len(), 200);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     while !endpoint.sessions.is_empty() && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
