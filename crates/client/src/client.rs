@@ -16,7 +16,9 @@ use toolwire_protocol::{
 use crate::cache::{Cache, Freshness};
 use crate::error::{Error, TransportError};
 use crate::handlers::{ElicitationHandler, Handlers, RootsProvider, SamplingHandler, StaticRoots};
-use crate::mrtr::{InboundAnswers, Origin, answer_all, parse_input_required, retry_params};
+use crate::mrtr::{
+    InboundAnswers, Origin, RequestInputs, answer_all, parse_input_required, retry_params,
+};
 use crate::options::{RequestNotification, RequestOptions, TimeoutPolicy};
 use crate::safety::{AllowAll, ApprovalHook, AuditHook};
 use crate::tool_book::ToolBook;
@@ -84,6 +86,8 @@ pub(crate) struct ClientInner {
     pub timeouts: TimeoutPolicy,
     pub max_rounds: usize,
     pub watched: Watched,
+    /// Per-request input handlers of the requests in flight.
+    pub request_inputs: RequestInputs,
 }
 
 /// Configures a [`Client`].
@@ -265,9 +269,11 @@ impl ClientBuilder {
         let capabilities = self.handlers.capabilities();
         let name = self.name.unwrap_or_else(|| server_key.clone());
         let cache = self.cache.unwrap_or_default();
+        let request_inputs = RequestInputs::default();
         self.transport.set_inbound(Arc::new(InboundAnswers {
             handlers: self.handlers.clone(),
             server: name.clone(),
+            per_request: request_inputs.clone(),
         }));
         let watched = Watched::new(cache.clone(), server_key.clone());
         Client {
@@ -288,6 +294,7 @@ impl ClientBuilder {
                 trusted: self.trusted,
                 timeouts: self.timeouts,
                 max_rounds: self.max_rounds,
+                request_inputs,
             }),
         }
     }
@@ -443,8 +450,15 @@ impl Client {
     ) -> Result<JsonObject, Error> {
         let policy = self.inner.timeouts.for_request(options);
         let started = Instant::now();
-        let (exchange, id) = self
-            .open(method, params, options, param_headers, version)
+        let id = next_id();
+        // Held until the response: the server may ask for input meanwhile.
+        let _inputs = options.input.as_ref().map(|handler| {
+            self.inner
+                .request_inputs
+                .register(id.clone(), Arc::clone(handler))
+        });
+        let exchange = self
+            .send_as(id.clone(), method, params, options, param_headers, version)
             .await?;
         await_response(exchange, &id, options, policy, started).await
     }
@@ -459,7 +473,23 @@ impl Client {
         version: &str,
     ) -> Result<(Exchange, RequestId), Error> {
         let id = next_id();
-        let request = self.build_request(id.clone(), method, params, options, version);
+        let exchange = self
+            .send_as(id.clone(), method, params, options, param_headers, version)
+            .await?;
+        Ok((exchange, id))
+    }
+
+    /// Builds and sends a request with id `id`; returns its exchange.
+    async fn send_as(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: &JsonObject,
+        options: &RequestOptions,
+        param_headers: &[(String, String)],
+        version: &str,
+    ) -> Result<Exchange, Error> {
+        let request = self.build_request(id, method, params, options, version);
         let outgoing = OutgoingRequest {
             request,
             param_headers: param_headers.to_vec(),
@@ -471,7 +501,7 @@ impl Client {
             _ = tokio::time::sleep(policy.timeout) => return Err(Error::Timeout(policy.timeout)),
             _ = cancelled(options) => return Err(Error::Cancelled),
         };
-        Ok((exchange, id))
+        Ok(exchange)
     }
 
     /// The one place `_meta` is built.
@@ -487,7 +517,12 @@ impl Client {
         meta.0
             .retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
         meta.set_protocol_version(version);
-        meta.set_client_capabilities(&self.inner.capabilities);
+        meta.set_client_capabilities(
+            options
+                .capabilities
+                .as_ref()
+                .unwrap_or(&self.inner.capabilities),
+        );
         meta.set_client_info(&self.inner.info);
         if options.sink.is_some() {
             meta.set_progress_token(&id);
@@ -528,7 +563,14 @@ impl Client {
             }
             round += 1;
             let asked = parse_input_required(result)?;
-            let responses = answer_all(&self.inner.handlers, origin, round, &asked).await?;
+            let responses = answer_all(
+                &self.inner.handlers,
+                options.input.as_ref(),
+                origin,
+                round,
+                &asked,
+            )
+            .await?;
             let retry = retry_params(params, responses, asked.request_state);
             result = self.request(method, &retry, options, param_headers).await?;
         }

@@ -6,9 +6,10 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
+use serde_json::Value;
 use toolwire_protocol::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationCapability, JsonObject, Root, SamplingCapability,
+    ElicitResult, ElicitationCapability, InputRequest, JsonObject, Root, SamplingCapability,
 };
 
 use crate::future::BoxFuture;
@@ -114,6 +115,46 @@ impl RootsProvider for StaticRoots {
     fn roots(&self, _cx: InputContext) -> BoxFuture<'static, Result<Vec<Root>, BoxError>> {
         let roots = self.0.clone();
         Box::pin(async move { Ok(roots) })
+    }
+}
+
+/// Answers every input request of one request, whatever its kind, with the
+/// raw JSON result (an `ElicitResult`, `CreateMessageResult` or
+/// `ListRootsResult`). Set per request with
+/// [`crate::RequestOptions::on_input`], it comes before the client's own
+/// handlers, for the multi round-trip rounds of a 2026-07-28 server and the
+/// server→client requests a 2025-11-25 server sends during that request.
+/// It is for clients that pass input requests on, as a gateway does.
+///
+/// Implemented for closures:
+/// ```
+/// use toolwire_client::handlers::{BoxError, InputContext, InputHandler};
+/// use toolwire_protocol::InputRequest;
+/// fn assert_handler<H: InputHandler>(_: H) {}
+/// assert_handler(|_request: InputRequest, _cx: InputContext| async {
+///     Ok::<_, BoxError>(serde_json::json!({"action": "decline"}))
+/// });
+/// ```
+pub trait InputHandler: Send + Sync {
+    /// The answer to `request`.
+    fn answer(
+        &self,
+        request: InputRequest,
+        cx: InputContext,
+    ) -> BoxFuture<'static, Result<Value, BoxError>>;
+}
+
+impl<F, Fut> InputHandler for F
+where
+    F: Fn(InputRequest, InputContext) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Value, BoxError>> + Send + 'static,
+{
+    fn answer(
+        &self,
+        request: InputRequest,
+        cx: InputContext,
+    ) -> BoxFuture<'static, Result<Value, BoxError>> {
+        Box::pin(self(request, cx))
     }
 }
 

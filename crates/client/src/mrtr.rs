@@ -5,16 +5,19 @@
 //! exactly as received, and left out when none was given. Each call keeps its
 //! own rounds: nothing here is shared between concurrent calls.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use serde::Serialize;
 use serde_json::Value;
 use toolwire_protocol::{
     ElicitRequestParams, ErrorObject, ErrorResponse, InputRequest, InputRequiredResult,
-    InputResponses, JsonObject, Message, Request, ResultResponse,
+    InputResponses, JsonObject, Message, Request, RequestId, ResultResponse,
 };
 
 use crate::error::Error;
 use crate::future::BoxFuture;
-use crate::handlers::{Handlers, InputContext};
+use crate::handlers::{Handlers, InputContext, InputHandler};
 use crate::transport::{InboundHandler, Related};
 
 /// What a call is about, to tell handlers where a request comes from.
@@ -50,10 +53,58 @@ pub(crate) fn parse_input_required(result: JsonObject) -> Result<InputRequiredRe
         .map_err(|e| Error::InvalidReply(format!("malformed input_required result: {e}")))
 }
 
-/// Asks the application's handlers for every input request, one at a time
-/// (each may prompt the user).
+/// The per-request input handlers of the requests in flight, by id, for the
+/// server→client requests a legacy server sends during them.
+#[derive(Clone, Default)]
+pub(crate) struct RequestInputs(Arc<Mutex<HashMap<RequestId, Arc<dyn InputHandler>>>>);
+
+impl std::fmt::Debug for RequestInputs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("RequestInputs")
+            .field(&self.lock().len())
+            .finish()
+    }
+}
+
+impl RequestInputs {
+    /// Routes requests related to `id` to `handler` until the guard drops.
+    pub(crate) fn register(&self, id: RequestId, handler: Arc<dyn InputHandler>) -> InputsGuard {
+        self.lock().insert(id.clone(), handler);
+        InputsGuard {
+            inputs: self.clone(),
+            id,
+        }
+    }
+
+    fn get(&self, id: &RequestId) -> Option<Arc<dyn InputHandler>> {
+        self.lock().get(id).cloned()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Arc<dyn InputHandler>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Removes a request's input handler when the request ends.
+pub(crate) struct InputsGuard {
+    inputs: RequestInputs,
+    id: RequestId,
+}
+
+impl Drop for InputsGuard {
+    fn drop(&mut self) {
+        self.inputs.lock().remove(&self.id);
+    }
+}
+
+/// Asks the request's own input handler, or else the application's
+/// handlers, for every input request, one at a time (each may prompt the
+/// user).
 pub(crate) async fn answer_all(
     handlers: &Handlers,
+    per_request: Option<&Arc<dyn InputHandler>>,
     origin: &Origin,
     round: usize,
     asked: &InputRequiredResult,
@@ -70,10 +121,30 @@ pub(crate) async fn answer_all(
             key: key.clone(),
             round,
         };
-        let answer = answer_one(handlers, request, cx).await?;
+        let answer = match per_request {
+            Some(handler) => answer_with(handler.as_ref(), request, cx).await?,
+            None => answer_one(handlers, request, cx).await?,
+        };
         responses.insert(key.clone(), answer);
     }
     Ok(responses)
+}
+
+/// The answer of a request's own input handler.
+async fn answer_with(
+    handler: &dyn InputHandler,
+    request: &InputRequest,
+    cx: InputContext,
+) -> Result<Value, Error> {
+    let (key, method) = (cx.key.clone(), request.method().to_owned());
+    handler
+        .answer(request.clone(), cx)
+        .await
+        .map_err(|e| Error::Input {
+            key,
+            method,
+            reason: e.to_string(),
+        })
 }
 
 async fn answer_one(
@@ -121,6 +192,7 @@ async fn answer_one(
 pub(crate) struct InboundAnswers {
     pub handlers: Handlers,
     pub server: String,
+    pub per_request: RequestInputs,
 }
 
 impl InboundHandler for InboundAnswers {
@@ -152,6 +224,7 @@ impl InboundAnswers {
         }
         let input: InputRequest = serde_json::from_value(Value::Object(shape))
             .map_err(|e| ErrorObject::invalid_params(format!("invalid {}: {e}", request.method)))?;
+        let per_request = related.id.as_ref().and_then(|id| self.per_request.get(id));
         let cx = InputContext {
             server: self.server.clone(),
             method: related.method,
@@ -159,12 +232,18 @@ impl InboundAnswers {
             key: request.id.to_string(),
             round: 1,
         };
-        match answer_one(&self.handlers, &input, cx).await {
+        let answer = match &per_request {
+            Some(handler) => answer_with(handler.as_ref(), &input, cx).await,
+            None => answer_one(&self.handlers, &input, cx).await,
+        };
+        match answer {
             Ok(Value::Object(result)) => Ok(result),
             Ok(other) => Err(ErrorObject::internal(format!("handler answered {other}"))),
             Err(Error::Input { reason, .. }) if reason.starts_with("no handler") => {
                 Err(ErrorObject::method_not_found(&request.method))
             }
+            // The server knows which request it sent: the reason is enough.
+            Err(Error::Input { reason, .. }) => Err(ErrorObject::internal(reason)),
             Err(error) => Err(ErrorObject::internal(error.to_string())),
         }
     }
@@ -216,7 +295,7 @@ mod tests {
             method: "tools/call".into(),
             target: "t".into(),
         };
-        let err = answer_all(&Handlers::default(), &origin, 1, &asked)
+        let err = answer_all(&Handlers::default(), None, &origin, 1, &asked)
             .await
             .unwrap_err();
         assert!(

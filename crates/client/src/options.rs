@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+use crate::handlers::InputHandler;
 use toolwire_protocol::{
-    JsonObject, LoggingLevel, LoggingMessageNotificationParams, Notification,
+    ClientCapabilities, JsonObject, LoggingLevel, LoggingMessageNotificationParams, Notification,
     ProgressNotificationParams,
 };
 
@@ -64,6 +66,8 @@ pub struct RequestOptions {
     pub(crate) sink: Option<NotificationSink>,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) meta: JsonObject,
+    pub(crate) input: Option<Arc<dyn InputHandler>>,
+    pub(crate) capabilities: Option<ClientCapabilities>,
 }
 
 impl fmt::Debug for RequestOptions {
@@ -76,6 +80,8 @@ impl fmt::Debug for RequestOptions {
             .field("sink", &self.sink.is_some())
             .field("log_level", &self.log_level)
             .field("meta", &self.meta)
+            .field("input", &self.input.is_some())
+            .field("capabilities", &self.capabilities)
             .finish()
     }
 }
@@ -132,6 +138,23 @@ impl RequestOptions {
     /// `io.modelcontextprotocol/` keys are set by the client and cannot be overridden.
     pub fn meta(mut self, key: impl Into<String>, value: Value) -> Self {
         self.meta.insert(key.into(), value);
+        self
+    }
+
+    /// Answers this request's input requests with `handler` instead of the
+    /// client's handlers (see [`InputHandler`]). A 2025-11-25 server's
+    /// requests reach it when the transport can tell they belong to this
+    /// request: on HTTP always, on stdio while it is the only one in flight.
+    pub fn on_input(mut self, handler: impl InputHandler + 'static) -> Self {
+        self.input = Some(Arc::new(handler));
+        self
+    }
+
+    /// Declares `capabilities` on this request instead of the client's own
+    /// (2026-07-28 servers; a 2025-11-25 session keeps what it declared at
+    /// `initialize`).
+    pub fn client_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
+        self.capabilities = Some(capabilities);
         self
     }
 }

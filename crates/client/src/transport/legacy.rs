@@ -101,6 +101,8 @@ pub struct Related {
     pub method: String,
     /// The tool or prompt name, or the resource URI (empty for other methods).
     pub target: String,
+    /// The client's request id.
+    pub id: Option<RequestId>,
 }
 
 impl Related {
@@ -119,6 +121,7 @@ impl Related {
         Related {
             method: request.method.clone(),
             target: target.to_owned(),
+            id: Some(request.id.clone()),
         }
     }
 }
