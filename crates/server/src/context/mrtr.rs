@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use toolwire_protocol::{
-    ClientCapabilities, CreateMessageRequestParams, ElicitationCapability, ErrorObject, JsonObject,
-    SamplingCapability,
+    ClientCapabilities, CreateMessageRequestParams, ElicitationCapability, ErrorObject,
+    InputRequest, JsonObject, SamplingCapability,
 };
 
 use crate::context::seal::Sealer;
@@ -77,6 +77,20 @@ impl InputRequired {
     /// Asks for the client's roots (`roots/list`).
     pub fn list_roots(self, key: impl Into<String>) -> Self {
         self.request(key, "roots/list", None)
+    }
+
+    /// Asks `request` as it is, e.g. one passed on from another server.
+    ///
+    /// ```
+    /// use toolwire_server::InputRequired;
+    /// use toolwire_server::protocol::InputRequest;
+    /// let ask = InputRequired::new().ask("roots", &InputRequest::ListRoots(None));
+    /// assert_eq!(ask.keys().collect::<Vec<_>>(), ["roots"]);
+    /// ```
+    pub fn ask(mut self, key: impl Into<String>, request: &InputRequest) -> Self {
+        let request = serde_json::to_value(request).expect("input requests serialize");
+        self.requests.insert(key.into(), request);
+        self
     }
 
     /// Keeps the handler's own state for the next round (sealed, never readable by the client).
