@@ -5,21 +5,22 @@
 //! checked against the upstream's input schema before anything is sent,
 //! `structuredContent` against its output schema, results are sanitised,
 //! scopes and rate limits enforced, and a downstream cancellation cancels
-//! the upstream request.
+//! the upstream request. Input the upstream asks for goes to the client
+//! (see [`crate::bridge`]).
 
 use std::sync::Arc;
-use std::time::Instant;
 
-use serde_json::Value;
-use tokio::sync::mpsc;
-use toolwire_client::{Client, Error as ClientError, RequestNotification, RequestOptions};
-use toolwire_server::audit::arguments_digest;
-use toolwire_server::protocol::{CallToolResult, JsonObject, Prompt, Resource, Tool};
+use toolwire_client::{Client, Error as ClientError};
+use toolwire_server::protocol::{
+    CallToolResult, ErrorObject, JsonObject, Prompt, Resource, Tool, code,
+};
 use toolwire_server::{
-    Principal, PromptBuilder, ReadRequest, RequestContext, ResourceBuilder, ToolBuilder, ToolError,
+    InputRequired, Principal, PromptBuilder, ReadRequest, RequestContext, ResourceBuilder,
+    ToolBuilder, ToolError, ToolOutput,
 };
 
 use crate::audit::{AuditLog, AuditRecord};
+use crate::bridge::{Asked, Parked, Resume, Step, UpstreamCall, can_answer};
 use crate::config::UpstreamConfig;
 
 /// The downstream definition of an upstream tool: its name exposed, its
@@ -74,40 +75,99 @@ pub(crate) struct Route {
     pub(crate) exposed: String,
     pub(crate) upstream_tool: String,
     pub(crate) audit: Option<Arc<AuditLog>>,
+    /// The gateway's calls waiting for input.
+    pub(crate) parked: Arc<Parked>,
 }
 
 impl Route {
-    /// Forwards one call and records it.
-    async fn call(&self, args: JsonObject, cx: RequestContext) -> CallToolResult {
-        let started = Instant::now();
-        let digest = arguments_digest(&args);
-        let mut options = RequestOptions::new().cancel_on(cx.cancellation().clone());
-        let (progress_tx, mut progress) = mpsc::unbounded_channel();
-        if cx.wants_progress() {
-            options = options.on_notification(move |notification| {
-                if let RequestNotification::Progress(p) = notification {
-                    let _ = progress_tx.send(p);
+    /// Forwards one call, or resumes it when the client brings the input
+    /// it was waiting for, and records it once it ends.
+    async fn call(&self, args: JsonObject, cx: RequestContext) -> Result<ToolOutput, ToolError> {
+        let mut call = match cx.state::<Resume>() {
+            None => UpstreamCall::start(
+                Arc::clone(&self.client),
+                self.upstream_tool.clone(),
+                args,
+                &cx,
+            ),
+            Some(resume) => self.resume(&resume, &cx)?,
+        };
+        loop {
+            match call.next(&cx).await {
+                Step::Ask(asked) if !can_answer(cx.client_capabilities(), &asked.request) => {
+                    let method = asked.request.method();
+                    let _ = asked.reply.send(Err(format!(
+                        "the client did not declare the capability for {method}"
+                    )
+                    .into()));
                 }
-            });
-        }
-        let call = self
-            .client
-            .call_tool_with(&self.upstream_tool, Value::Object(args), &options);
-        tokio::pin!(call);
-        // The upstream's progress is passed on as it comes.
-        let outcome = loop {
-            tokio::select! {
-                outcome = &mut call => break outcome,
-                Some(p) = progress.recv() => {
-                    cx.progress(p.progress, p.total, p.message.as_deref()).await;
+                Step::Ask(asked) => return self.ask(call, asked),
+                Step::Done(Err(ClientError::Protocol {
+                    code: code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    message,
+                    data,
+                })) => {
+                    // The client's own doing: it learns which capability, as
+                    // it would from the upstream directly.
+                    self.record(&call, &cx, "refused");
+                    let mut error =
+                        ErrorObject::new(code::MISSING_REQUIRED_CLIENT_CAPABILITY, message);
+                    error.data = data;
+                    return Err(error.into());
+                }
+                Step::Done(outcome) => {
+                    let (result, label) = self.answer(outcome);
+                    self.record(&call, &cx, label);
+                    return Ok(ToolOutput::Complete(result));
+                }
+                Step::Lost(reason) => {
+                    self.record(&call, &cx, "upstream_error");
+                    let upstream = &self.upstream;
+                    let text = format!("upstream {upstream:?} failed: {reason}");
+                    return Ok(ToolOutput::Complete(CallToolResult::error(text)));
                 }
             }
-        };
-        // Progress that arrived just before the result is still queued.
-        while let Ok(p) = progress.try_recv() {
-            cx.progress(p.progress, p.total, p.message.as_deref()).await;
         }
-        let (result, label) = self.answer(outcome);
+    }
+
+    /// Parks `call` and asks the client for what the upstream asked.
+    fn ask(&self, mut call: UpstreamCall, asked: Asked) -> Result<ToolOutput, ToolError> {
+        let key = call.next_key();
+        let request = asked.request.clone();
+        match self.parked.park(call, key.clone(), asked.reply) {
+            Ok(id) => Ok(ToolOutput::InputRequired(
+                InputRequired::new()
+                    .ask(key, &request)
+                    .with_state(&Resume { call: id }),
+            )),
+            Err((_call, reply)) => {
+                let _ = reply.send(Err("too many calls are waiting for input".into()));
+                Err(ToolError::new(
+                    "the gateway has too many calls waiting for input; try again later",
+                ))
+            }
+        }
+    }
+
+    /// The parked call a retry resumes, given the client's answer.
+    fn resume(&self, resume: &Resume, cx: &RequestContext) -> Result<UpstreamCall, ToolError> {
+        let Some(waiting) = self.parked.resume(&resume.call) else {
+            return Err(ErrorObject::invalid_params(
+                "the call this answer is for is no longer waiting (it expired, or another \
+                 gateway instance holds it); call the tool again",
+            )
+            .into());
+        };
+        let answer = match cx.input_response(&waiting.key) {
+            Some(answer) => Ok(answer.clone()),
+            None => Err(format!("the client did not answer {:?}", waiting.key).into()),
+        };
+        let _ = waiting.reply.send(answer);
+        Ok(waiting.call)
+    }
+
+    /// Writes the call's audit record.
+    fn record(&self, call: &UpstreamCall, cx: &RequestContext, outcome: &'static str) {
         if let Some(audit) = &self.audit {
             audit.write(&AuditRecord {
                 event: "call",
@@ -116,12 +176,11 @@ impl Route {
                 upstream: self.upstream.clone(),
                 tool: self.exposed.clone(),
                 upstream_tool: self.upstream_tool.clone(),
-                arguments_sha256: digest,
-                outcome: label,
-                duration_ms: AuditRecord::millis(started.elapsed()),
+                arguments_sha256: call.digest.clone(),
+                outcome,
+                duration_ms: AuditRecord::millis(call.started.elapsed()),
             });
         }
-        result
     }
 
     /// The downstream result of an upstream outcome, and its audit label.

@@ -31,6 +31,7 @@
 //! ```
 
 mod audit;
+mod bridge;
 mod catalog;
 pub mod config;
 mod error;

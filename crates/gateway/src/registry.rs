@@ -11,6 +11,7 @@ use toolwire_server::Server;
 use toolwire_server::protocol::{Prompt, Resource, Tool};
 
 use crate::audit::AuditLog;
+use crate::bridge::Parked;
 use crate::catalog::Catalog;
 use crate::config::{GatewayConfig, UpstreamConfig};
 use crate::error::GatewayError;
@@ -63,6 +64,8 @@ pub(crate) struct Registry {
     resources: Catalog<Resource>,
     withheld: Vec<Vec<WithheldTool>>,
     failures: Vec<Option<UpstreamError>>,
+    /// Calls waiting for input, shared by every route.
+    parked: Arc<Parked>,
 }
 
 impl Registry {
@@ -82,6 +85,7 @@ impl Registry {
             resources: Catalog::new(count),
             withheld: (0..count).map(|_| Vec::new()).collect(),
             failures: vec![None; count],
+            parked: Arc::default(),
         }
     }
 
@@ -361,6 +365,7 @@ impl Registry {
             exposed: name.clone(),
             upstream_tool: tool.name.clone(),
             audit: self.audit.clone(),
+            parked: Arc::clone(&self.parked),
         });
         let definition = forwarding_tool(&name, tool.clone(), upstream, scope.clone(), route);
         if let Err(error) = server.add_tool(definition) {

@@ -2,7 +2,10 @@
 //! stdio, or Streamable HTTP), and its tools as the gateway will serve them.
 
 use toolwire_client::Client;
+use toolwire_client::handlers::BoxError;
 use toolwire_client::transport::{HttpTransport, StdioTransport};
+
+use toolwire_server::protocol::{CreateMessageRequestParams, ElicitRequestParams};
 
 use crate::config::{UpstreamConfig, UpstreamTransport};
 
@@ -45,9 +48,23 @@ pub fn client_for(upstream: &UpstreamConfig) -> Result<Client, UpstreamError> {
     };
     let mut builder = builder
         .name(upstream.name.clone())
-        .client_info("toolwire-gateway", env!("CARGO_PKG_VERSION"));
+        .client_info("toolwire-gateway", env!("CARGO_PKG_VERSION"))
+        // Declared so a 2025-11-25 upstream, which learns the capabilities
+        // once at `initialize`, may ask; each forwarded call answers with
+        // its own handler (and tells a 2026-07-28 upstream what its client
+        // declared). These answer only what is asked outside a call.
+        .elicitation(|_: ElicitRequestParams, _| refuse())
+        .elicitation_url_mode(true)
+        .sampling(|_: CreateMessageRequestParams, _| refuse())
+        .roots_provider(|_| refuse());
     if let Some(timeout) = upstream.timeout {
         builder = builder.timeout(timeout);
     }
     Ok(builder.build())
+}
+
+/// The answer to input asked outside any forwarded call: there is no client
+/// to ask.
+async fn refuse<T>() -> Result<T, BoxError> {
+    Err("the gateway has no client to ask outside a forwarded call".into())
 }

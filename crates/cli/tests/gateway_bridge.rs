@@ -1,0 +1,232 @@
+//! Input requests through `toolwire gateway`, in every pairing of eras: a
+//! 2026-07-28 upstream's `input_required` round and a 2025-11-25 upstream's
+//! real `elicitation/create` reach a 2026-07-28 client as `input_required`
+//! and a 2025-11-25 client as a real request; the answer goes back to the
+//! upstream call that waits for it.
+
+#[allow(dead_code)]
+#[path = "../../server/tests/common/legacy_http.rs"]
+mod legacy_http;
+mod support;
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use support::{Served, bin, fresh_dir};
+use toolwire::client::handlers::InputContext;
+use toolwire::client::transport::HttpTransport;
+use toolwire::client::{Client, Error as ClientError};
+use toolwire_server::protocol::{ElicitRequestParams, ElicitResult};
+
+/// A gateway in front of the demo (`toolwire serve --stdio`, 2026-07-28)
+/// and a 2025-11-25 server that asks with a real request.
+async fn gateway() -> Served {
+    let asker = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/legacy_asker.py");
+    let config = fresh_dir("gateway-bridge").join("gateway.toml");
+    let text = format!(
+        "[gateway]\nhttp = \"127.0.0.1:0\"\n\n\
+         [[upstream]]\nname = \"demo\"\ncommand = [{:?}, \"serve\", \"--stdio\"]\n\
+         allow = [\"delete_file\", \"echo\", \"show_roots\", \"summarize\"]\n\n\
+         [[upstream]]\nname = \"old\"\ncommand = [\"python3\", {asker:?}]\n",
+        bin()
+    );
+    std::fs::write(&config, text).unwrap();
+    tokio::task::spawn_blocking(move || {
+        Served::command(&["gateway", "--config", config.to_str().unwrap()])
+    })
+    .await
+    .unwrap()
+}
+
+async fn stop(gateway: Served) {
+    tokio::task::spawn_blocking(move || drop(gateway))
+        .await
+        .unwrap();
+}
+
+/// What the elicitation handler was asked: (message, method, target).
+type Asked = Arc<Mutex<Vec<(String, String, String)>>>;
+
+/// A 2026-07-28 client that accepts every form with `content`.
+fn modern_client(url: &str, content: Value) -> (Client, Asked) {
+    let asked = Asked::default();
+    let seen = Arc::clone(&asked);
+    let client = Client::builder(HttpTransport::new(url).unwrap())
+        .elicitation(move |params: ElicitRequestParams, cx: InputContext| {
+            let message = match &params {
+                ElicitRequestParams::Form(form) => form.message.clone(),
+                ElicitRequestParams::Url(url) => url.message.clone(),
+            };
+            seen.lock().unwrap().push((message, cx.method, cx.target));
+            let answer: ElicitResult = serde_json::from_value(json!({
+                "action": "accept", "content": content.clone()
+            }))
+            .unwrap();
+            async move { Ok(answer) }
+        })
+        .build();
+    (client, asked)
+}
+
+fn text(result: &toolwire_server::protocol::CallToolResult) -> String {
+    result.content[0].as_text().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_client_answers_a_modern_upstreams_round_through_the_gateway() {
+    let gateway = gateway().await;
+    let (client, asked) = modern_client(&gateway.url, json!({"confirm": true}));
+    let result = client
+        .call_tool("demo__delete_file", json!({"path": "notes.txt"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&result),
+        "Deleted notes.txt (pretend: the demo never touches your files)"
+    );
+    assert_eq!(
+        *asked.lock().unwrap(),
+        [(
+            "Delete notes.txt?".to_owned(),
+            "tools/call".to_owned(),
+            "demo__delete_file".to_owned()
+        )]
+    );
+    stop(gateway).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_client_answers_a_legacy_upstreams_request_through_the_gateway() {
+    let gateway = gateway().await;
+    let (client, asked) = modern_client(&gateway.url, json!({"ok": true}));
+    let result = client.call_tool("old__confirm", json!({})).await.unwrap();
+    assert_eq!(
+        text(&result),
+        r#"answered {"action": "accept", "content": {"ok": true}}"#
+    );
+    assert_eq!(asked.lock().unwrap()[0].0, "Go ahead?");
+    stop(gateway).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roots_and_sampling_are_asked_of_the_client_the_same_way() {
+    use toolwire::protocol::{CreateMessageRequestParams, CreateMessageResult, Root};
+    let gateway = gateway().await;
+    let client = Client::builder(HttpTransport::new(&gateway.url).unwrap())
+        .roots(vec![Root::new("file:///srv/project")])
+        .sampling(|params: CreateMessageRequestParams, _cx: InputContext| async move {
+            let answer: CreateMessageResult = serde_json::from_value(json!({
+                "role": "assistant", "model": "test-model",
+                "content": {"type": "text", "text": format!("{} message(s) read", params.messages.len())}
+            }))
+            .unwrap();
+            Ok(answer)
+        })
+        .build();
+    let roots = client
+        .call_tool("demo__show_roots", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(text(&roots), "The client's roots:\nfile:///srv/project");
+    let summary = client
+        .call_tool("demo__summarize", json!({"text": "A long story."}))
+        .await
+        .unwrap();
+    assert_eq!(text(&summary), "Summary (by test-model): 1 message(s) read");
+    stop(gateway).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_elicitation_is_not_asked_and_the_upstreams_learn_why() {
+    let gateway = gateway().await;
+    let client = Client::builder(HttpTransport::new(&gateway.url).unwrap()).build();
+    // The modern upstream is told what the client declared: it refuses.
+    let refused = client
+        .call_tool("demo__delete_file", json!({"path": "a"}))
+        .await
+        .unwrap_err();
+    let ClientError::Protocol {
+        code,
+        message,
+        data,
+    } = refused
+    else {
+        panic!("{refused}");
+    };
+    assert_eq!(
+        (code, message.as_str()),
+        (-32021, "Missing required client capability: elicitation")
+    );
+    assert_eq!(
+        data,
+        Some(json!({"requiredCapabilities": {"elicitation": {"form": {}}}}))
+    );
+    // The legacy upstream asked anyway: its request is answered with an error.
+    let result = client.call_tool("old__confirm", json!({})).await.unwrap();
+    assert_eq!(
+        text(&result),
+        "elicitation failed: the client did not declare the capability for elicitation/create"
+    );
+    // The gateway keeps serving.
+    let echoed = client
+        .call_tool("demo__echo", json!({"text": "still here"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "still here");
+    stop(gateway).await;
+}
+
+/// Calls `tool` from a 2025-11-25 session, answers the real
+/// `elicitation/create` it gets with `content`; the elicitation's message
+/// and the call's response.
+async fn legacy_call(url: &str, tool: &str, args: Value, content: Value) -> (Value, Value) {
+    use legacy_http::{Events, LegacyClient, legacy};
+    let client = LegacyClient::new(url.to_owned());
+    let session = client.open(None).await;
+    let call = legacy(7, "tools/call", json!({"name": tool, "arguments": args}));
+    let mut events = Events::new(client.post(Some(&session), &call).send().await.unwrap());
+    assert_eq!(events.next().await.unwrap().data, "", "priming event");
+    let ask = events.message().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let answer = json!({"jsonrpc": "2.0", "id": ask["id"],
+                        "result": {"action": "accept", "content": content}});
+    let posted = client.post(Some(&session), &answer).send().await.unwrap();
+    assert_eq!(posted.status(), 202);
+    (ask["params"]["message"].clone(), events.message().await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_client_gets_a_real_request_for_a_modern_upstreams_round() {
+    let gateway = gateway().await;
+    let (message, response) = legacy_call(
+        &gateway.url,
+        "demo__delete_file",
+        json!({"path": "b.txt"}),
+        json!({"confirm": false}),
+    )
+    .await;
+    assert_eq!(message, "Delete b.txt?");
+    assert_eq!(
+        response,
+        json!({"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "Kept b.txt"}]}})
+    );
+    stop(gateway).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_client_answers_a_legacy_upstreams_request_through_the_gateway() {
+    let gateway = gateway().await;
+    let (message, response) = legacy_call(
+        &gateway.url,
+        "old__confirm",
+        json!({}),
+        json!({"ok": false}),
+    )
+    .await;
+    assert_eq!(message, "Go ahead?");
+    assert_eq!(
+        response["result"]["content"][0]["text"],
+        r#"answered {"action": "accept", "content": {"ok": false}}"#
+    );
+    stop(gateway).await;
+}

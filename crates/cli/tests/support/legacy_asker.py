@@ -1,0 +1,60 @@
+# A 2025-11-25 MCP server on stdio that asks its client during a call, as
+# servers of that era do: tool `confirm` sends a real `elicitation/create`
+# (when the client declared elicitation) and answers with what came back.
+import json
+import sys
+
+asks_allowed = False
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def read():
+    for line in sys.stdin:
+        try:
+            return json.loads(line)
+        except ValueError:
+            continue
+    sys.exit(0)
+
+
+def ask(call_id):
+    send({"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create", "params": {
+        "mode": "form", "message": "Go ahead?",
+        "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}},
+                            "required": ["ok"]}}})
+    while True:
+        message = read()
+        if message.get("id") == "ask-1" and "method" not in message:
+            break
+    if "error" in message:
+        text = "elicitation failed: " + message["error"]["message"]
+    else:
+        text = "answered " + json.dumps(message["result"], sort_keys=True)
+    send({"jsonrpc": "2.0", "id": call_id, "result": {"content": [{"type": "text", "text": text}]}})
+
+
+while True:
+    message = read()
+    method, id_ = message.get("method"), message.get("id")
+    if id_ is None:
+        continue
+    if method == "initialize":
+        asks_allowed = "elicitation" in message["params"].get("capabilities", {})
+        send({"jsonrpc": "2.0", "id": id_, "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "legacy-asker", "version": "1.0"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": id_, "result": {"tools": [{
+            "name": "confirm", "inputSchema": {"type": "object", "properties": {}}}]}})
+    elif method == "tools/call" and asks_allowed:
+        ask(id_)
+    elif method == "tools/call":
+        send({"jsonrpc": "2.0", "id": id_, "result": {
+            "content": [{"type": "text", "text": "the client cannot be asked"}]}})
+    else:
+        send({"jsonrpc": "2.0", "id": id_, "error": {"code": -32601, "message": "Method not found"}})
