@@ -238,6 +238,19 @@ impl Server {
         self.inner.resources.remove(uri)
     }
 
+    /// Adds a resource template while the server runs; listeners are told.
+    pub fn add_resource_template(
+        &self,
+        template: ResourceTemplateBuilder,
+    ) -> Result<(), RegistrationError> {
+        self.inner.templates.add(compile_template(template)?)
+    }
+
+    /// Removes a resource template by its URI template.
+    pub fn remove_resource_template(&self, uri_template: &str) -> Result<(), RegistrationError> {
+        self.inner.templates.remove(uri_template)
+    }
+
     /// Adds a tool while the server runs; listeners are told.
     pub fn add_tool(&self, tool: ToolBuilder) -> Result<(), RegistrationError> {
         self.inner.tools.add(RegisteredTool::compile(tool)?)
@@ -537,7 +550,7 @@ impl ServerBuilder {
         for resource in self.resources {
             resources.add(compile_resource(resource)?)?;
         }
-        let templates = Registry::new(feed(), None);
+        let templates = Registry::new(feed(), Some(Change::ResourcesListChanged));
         for template in self.templates {
             templates.add(compile_template(template)?)?;
         }

@@ -212,6 +212,10 @@ impl ResourceTemplateBuilder {
         text description;
         /// MIME type of every match.
         text mime_type;
+        /// Adds an icon.
+        icon;
+        /// Display hints.
+        value annotations: Annotations;
     }
 
     /// Caching hints for reads (default: the server's read hints).
