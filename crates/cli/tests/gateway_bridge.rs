@@ -2,7 +2,8 @@
 //! 2026-07-28 upstream's `input_required` round and a 2025-11-25 upstream's
 //! real `elicitation/create` reach a 2026-07-28 client as `input_required`
 //! and a 2025-11-25 client as a real request; the answer goes back to the
-//! upstream call that waits for it.
+//! upstream call that waits for it. And a 2025-11-25 upstream's resource
+//! templates, served to a 2026-07-28 client.
 
 #[allow(dead_code)]
 #[path = "../../server/tests/common/legacy_http.rs"]
@@ -227,6 +228,41 @@ async fn a_legacy_client_answers_a_legacy_upstreams_request_through_the_gateway(
     assert_eq!(
         response["result"]["content"][0]["text"],
         r#"answered {"action": "accept", "content": {"ok": false}}"#
+    );
+    stop(gateway).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstreams_resource_templates_are_listed_and_matching_reads_forwarded() {
+    let gateway = gateway().await;
+    let client = Client::builder(HttpTransport::new(&gateway.url).unwrap()).build();
+    let templates = client.list_resource_templates().await.unwrap().value;
+    let listed: Vec<(&str, &str)> = templates
+        .iter()
+        .map(|t| (t.uri_template.as_str(), t.name.as_str()))
+        .collect();
+    assert_eq!(listed, [("note://{id}", "note")]);
+    let read = client.read_resource("note://42").await.unwrap().value;
+    assert_eq!(
+        serde_json::to_value(&read.contents).unwrap(),
+        json!([{"uri": "note://42", "mimeType": "text/plain", "text": "note 42"}])
+    );
+    let unknown = client.read_resource("other://1").await.unwrap_err();
+    let ClientError::Protocol {
+        code,
+        message,
+        data,
+    } = unknown
+    else {
+        panic!("{unknown}");
+    };
+    assert_eq!(
+        (code, message.as_str(), data),
+        (
+            -32602,
+            "Resource not found",
+            Some(json!({"uri": "other://1"}))
+        )
     );
     stop(gateway).await;
 }

@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use toolwire_client::{Client, Error as ClientError};
 use toolwire_server::protocol::{
-    CallToolResult, ErrorObject, JsonObject, Prompt, Resource, Tool, code,
+    CallToolResult, ErrorObject, JsonObject, Prompt, Resource, ResourceTemplate, Tool, code,
 };
 use toolwire_server::{
-    InputRequired, Principal, PromptBuilder, ReadRequest, RequestContext, ResourceBuilder,
-    ToolBuilder, ToolError, ToolOutput,
+    BoxFuture, InputRequired, Principal, PromptBuilder, ReadRequest, ReadResult, RequestContext,
+    ResourceBuilder, ResourceTemplateBuilder, ToolBuilder, ToolError, ToolOutput,
 };
 
 use crate::audit::{AuditLog, AuditRecord};
@@ -271,16 +271,51 @@ pub(crate) fn forwarding_resource(
     if let Some(annotations) = resource.annotations {
         builder = builder.annotations(annotations);
     }
+    builder.handler(forwarding_read(upstream, client))
+}
+
+/// The downstream definition of an upstream resource template: its URI
+/// template and metadata kept, reads of matching URIs forwarded.
+pub(crate) fn forwarding_template(
+    template: ResourceTemplate,
+    upstream: &str,
+    client: Arc<Client>,
+) -> ResourceTemplateBuilder {
+    let mut builder = ResourceTemplateBuilder::new(template.uri_template, template.name);
+    if let Some(title) = template.title {
+        builder = builder.title(title);
+    }
+    if let Some(description) = template.description {
+        builder = builder.description(description);
+    }
+    if let Some(mime_type) = template.mime_type {
+        builder = builder.mime_type(mime_type);
+    }
+    if let Some(annotations) = template.annotations {
+        builder = builder.annotations(annotations);
+    }
+    for icon in template.icons.into_iter().flatten() {
+        builder = builder.icon(icon);
+    }
+    builder.handler(forwarding_read(upstream, client))
+}
+
+/// The read handler of a forwarded resource or template: `resources/read`
+/// of the same URI upstream.
+fn forwarding_read(
+    upstream: &str,
+    client: Arc<Client>,
+) -> impl Fn(ReadRequest, RequestContext) -> BoxFuture<ReadResult> + Send + Sync + 'static {
     let upstream = upstream.to_owned();
-    builder.handler(move |request: ReadRequest, _cx| {
+    move |request: ReadRequest, _cx| {
         let (client, upstream) = (Arc::clone(&client), upstream.clone());
-        async move {
+        Box::pin(async move {
             match client.read_resource(&request.uri).await {
                 Ok(read) => Ok(read.value.contents),
                 Err(error) => Err(ToolError::new(format!(
                     "upstream {upstream:?} failed: {error}"
                 ))),
             }
-        }
-    })
+        }) as BoxFuture<ReadResult>
+    }
 }

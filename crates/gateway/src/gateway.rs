@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use toolwire_client::Client;
-use toolwire_server::protocol::{Prompt, Resource, Tool};
+use toolwire_server::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 use toolwire_server::{ChangeFeed, RateLimitStore, Server, ServerBuilder, StateKey};
 
 use crate::audit::AuditLog;
@@ -21,6 +21,7 @@ pub(crate) struct Listing {
     pub(crate) tools: Vec<Tool>,
     pub(crate) prompts: Vec<Prompt>,
     pub(crate) resources: Vec<Resource>,
+    pub(crate) templates: Vec<ResourceTemplate>,
 }
 
 /// The environment variable with the keys sealing `requestState`: the same
@@ -151,8 +152,15 @@ impl Gateway {
         self.inner.lock().resource_uris()
     }
 
-    /// The tools and prompts of upstream `index` as it lists them now (an
-    /// upstream that lists no prompts has none).
+    /// The resource templates served now, by URI template (kept as the
+    /// upstream gives it).
+    pub fn resource_templates(&self) -> Vec<String> {
+        self.inner.lock().template_uris()
+    }
+
+    /// The tools, prompts, resources and resource templates of upstream
+    /// `index` as it lists them now (an upstream that lists no prompts has
+    /// none, and so on).
     pub(crate) async fn list(&self, index: usize) -> Result<Listing, UpstreamError> {
         let upstream = &self.inner.config.upstreams[index];
         let Some(client) = &self.inner.clients[index] else {
@@ -181,10 +189,16 @@ impl Gateway {
             .await
             .map(|f| f.value)
             .unwrap_or_default();
+        let templates = client
+            .list_resource_templates()
+            .await
+            .map(|f| f.value)
+            .unwrap_or_default();
         Ok(Listing {
             tools,
             prompts,
             resources,
+            templates,
         })
     }
 
@@ -203,6 +217,7 @@ impl Gateway {
                 let server = &self.inner.server;
                 registry.serve_prompts(server, index, &client, listing.prompts);
                 registry.serve_resources(server, index, &client, listing.resources);
+                registry.serve_templates(server, index, &client, listing.templates);
                 registry.serve(server, index, client, listing.tools)
             }
             (Ok(_), None) => Vec::new(),

@@ -8,14 +8,16 @@ use std::sync::Arc;
 
 use toolwire_client::Client;
 use toolwire_server::Server;
-use toolwire_server::protocol::{Prompt, Resource, Tool};
+use toolwire_server::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 
 use crate::audit::AuditLog;
 use crate::bridge::Parked;
 use crate::catalog::Catalog;
 use crate::config::{GatewayConfig, UpstreamConfig};
 use crate::error::GatewayError;
-use crate::forward::{Route, forwarding_prompt, forwarding_resource, forwarding_tool};
+use crate::forward::{
+    Route, forwarding_prompt, forwarding_resource, forwarding_template, forwarding_tool,
+};
 use crate::names::{Collision, NameTable, Origin, exposed_name};
 use crate::pin::{PinState, PinStore};
 use crate::upstream::UpstreamError;
@@ -62,6 +64,7 @@ pub(crate) struct Registry {
     served: Vec<Vec<Served>>,
     prompts: Catalog<Prompt>,
     resources: Catalog<Resource>,
+    templates: Catalog<ResourceTemplate>,
     withheld: Vec<Vec<WithheldTool>>,
     failures: Vec<Option<UpstreamError>>,
     /// Calls waiting for input, shared by every route.
@@ -83,6 +86,7 @@ impl Registry {
             served: (0..count).map(|_| Vec::new()).collect(),
             prompts: Catalog::new(count),
             resources: Catalog::new(count),
+            templates: Catalog::new(count),
             withheld: (0..count).map(|_| Vec::new()).collect(),
             failures: vec![None; count],
             parked: Arc::default(),
@@ -245,6 +249,9 @@ impl Registry {
         self.resources.clear(index, |uri| {
             let _ = server.remove_resource(uri);
         });
+        self.templates.clear(index, |template| {
+            let _ = server.remove_resource_template(template);
+        });
     }
 
     /// The prompts served now, by exposed name.
@@ -255,6 +262,11 @@ impl Registry {
     /// The resources served now, by URI.
     pub(crate) fn resource_uris(&self) -> Vec<String> {
         self.resources.keys()
+    }
+
+    /// The resource templates served now, by URI template.
+    pub(crate) fn template_uris(&self) -> Vec<String> {
+        self.templates.keys()
     }
 
     /// Serves `prompts` of upstream `index` (those its allow and deny
@@ -326,6 +338,44 @@ impl Registry {
         for uri in withheld {
             tracing::warn!(%uri, upstream = %upstream.name,
                 "another upstream serves this URI; this one's resource is withheld");
+        }
+    }
+
+    /// Serves the resource `templates` of upstream `index` as
+    /// [`Registry::serve_resources`] does resources: under their own URI
+    /// templates, reads of matching URIs forwarded. A URI that matches a
+    /// resource or templates of several upstreams is read from the
+    /// resource, else from the first template in configuration order.
+    pub(crate) fn serve_templates(
+        &mut self,
+        server: &Server,
+        index: usize,
+        client: &Arc<Client>,
+        templates: Vec<ResourceTemplate>,
+    ) {
+        let upstream = self.config.upstreams[index].clone();
+        let wanted: Vec<(String, ResourceTemplate)> = templates
+            .into_iter()
+            .filter(|template| serves(&upstream, &template.name))
+            .map(|template| (template.uri_template.clone(), template))
+            .collect();
+        let withheld = self.templates.reconcile(
+            index,
+            wanted,
+            |template| {
+                let _ = server.remove_resource_template(template);
+            },
+            |_, template| {
+                let definition =
+                    forwarding_template(template.clone(), &upstream.name, Arc::clone(client));
+                if let Err(error) = server.add_resource_template(definition) {
+                    tracing::warn!(%error, template = %template.uri_template, "a resource template of upstream {:?} cannot be served", upstream.name);
+                }
+            },
+        );
+        for template in withheld {
+            tracing::warn!(%template, upstream = %upstream.name,
+                "another upstream serves this URI template; this one's is withheld");
         }
     }
 

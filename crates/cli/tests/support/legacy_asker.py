@@ -1,6 +1,7 @@
 # A 2025-11-25 MCP server on stdio that asks its client during a call, as
 # servers of that era do: tool `confirm` sends a real `elicitation/create`
 # (when the client declared elicitation) and answers with what came back.
+# It also serves the resource template `note://{id}`.
 import json
 import sys
 
@@ -46,11 +47,20 @@ while True:
         asks_allowed = "elicitation" in message["params"].get("capabilities", {})
         send({"jsonrpc": "2.0", "id": id_, "result": {
             "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {}, "resources": {}},
             "serverInfo": {"name": "legacy-asker", "version": "1.0"}}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": id_, "result": {"tools": [{
             "name": "confirm", "inputSchema": {"type": "object", "properties": {}}}]}})
+    elif method == "resources/list":
+        send({"jsonrpc": "2.0", "id": id_, "result": {"resources": []}})
+    elif method == "resources/templates/list":
+        send({"jsonrpc": "2.0", "id": id_, "result": {"resourceTemplates": [{
+            "uriTemplate": "note://{id}", "name": "note", "mimeType": "text/plain"}]}})
+    elif method == "resources/read" and message["params"]["uri"].startswith("note://"):
+        uri = message["params"]["uri"]
+        send({"jsonrpc": "2.0", "id": id_, "result": {"contents": [{
+            "uri": uri, "mimeType": "text/plain", "text": "note " + uri[len("note://"):]}]}})
     elif method == "tools/call" and asks_allowed:
         ask(id_)
     elif method == "tools/call":
