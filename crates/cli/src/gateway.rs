@@ -8,7 +8,8 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 use toolwire::server::http::{HttpConfig, HttpServer};
 use toolwire_gateway::config::{
-    AuditTarget, GatewayConfig, Listen, RedisTarget, TokenConfig, UpstreamConfig, UpstreamTransport,
+    AuditTarget, GatewayConfig, Listen, RedisTarget, StartMode, TokenConfig, UpstreamConfig,
+    UpstreamTransport,
 };
 use toolwire_gateway::pin::{PinMode, PinState};
 use toolwire_gateway::{Gateway, SharedStores, WithheldTool};
@@ -71,9 +72,9 @@ enum GatewayCommand {
 
 pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
     match &args.command {
-        Some(GatewayCommand::Check { config }) => return check(&load(config)?).await,
+        Some(GatewayCommand::Check { config }) => return check(&all_at_boot(load(config)?)).await,
         Some(GatewayCommand::Approve { config, only }) => {
-            return approve(&load(config)?, only.as_deref()).await;
+            return approve(&all_at_boot(load(config)?), only.as_deref()).await;
         }
         None => {}
     }
@@ -118,8 +119,18 @@ async fn shorthand(args: &GatewayArgs) -> Result<GatewayConfig, Failure> {
             timeout: None,
             rate_limit: None,
             scopes: Vec::new(),
+            start: StartMode::Boot,
         }],
     })
+}
+
+/// `config` with every upstream started at once: `check` and `approve`
+/// look at what each serves now, lazy or not.
+fn all_at_boot(mut config: GatewayConfig) -> GatewayConfig {
+    for upstream in &mut config.upstreams {
+        upstream.start = StartMode::Boot;
+    }
+    config
 }
 
 fn load(path: &std::path::Path) -> Result<GatewayConfig, Failure> {

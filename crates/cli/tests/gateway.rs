@@ -616,3 +616,68 @@ fn resources_keep_their_uris_and_one_uri_is_served_by_one_upstream() {
         "the withheld copy is logged"
     );
 }
+
+/// `command = [...]` running `toolwire serve --stdio` after appending a
+/// line to `marker`: one line per start of the process.
+fn counted_demo_command(marker: &std::path::Path) -> String {
+    let script = format!(
+        "echo started >> '{}'; exec '{}' serve --stdio",
+        marker.display(),
+        bin()
+    );
+    format!("command = [\"sh\", \"-c\", {script:?}]")
+}
+
+/// How many times the process of `marker` was started.
+fn starts(marker: &std::path::Path) -> usize {
+    std::fs::read_to_string(marker).map_or(0, |text| text.lines().count())
+}
+
+#[test]
+fn a_lazy_upstream_serves_its_pinned_tools_and_starts_on_first_use() {
+    let dir = fresh_dir("gateway-lazy");
+    let (lazy, eager) = (dir.join("lazy.starts"), dir.join("eager.starts"));
+    let text = format!(
+        "[gateway]\nhttp = \"127.0.0.1:0\"\nlock = {:?}\n\n\
+         [[upstream]]\nname = \"lazy\"\n{}\nallow = [\"echo\", \"stats\"]\nstart = \"lazy\"\n\n\
+         [[upstream]]\nname = \"eager\"\n{}\nallow = [\"echo\"]\n",
+        dir.join("gateway.lock").display().to_string(),
+        counted_demo_command(&lazy),
+        counted_demo_command(&eager)
+    );
+    let config = dir.join("gateway.toml");
+    std::fs::write(&config, text).unwrap();
+    let args = ["gateway", "--config", config.to_str().unwrap()];
+    let all = ["lazy__echo", "lazy__stats", "eager__echo"];
+
+    let first = Served::command(&args);
+    assert_eq!(tool_names(&first.url, None), all);
+    assert_eq!(
+        (starts(&lazy), starts(&eager)),
+        (1, 1),
+        "nothing was pinned for the lazy upstream: started at boot to pin its tools"
+    );
+    drop(first);
+
+    let gateway = Served::command(&args);
+    assert_eq!(
+        tool_names(&gateway.url, None),
+        all,
+        "the lazy upstream's pinned tools"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        (starts(&lazy), starts(&eager)),
+        (1, 2),
+        "listed, not started"
+    );
+    let echoed = call(&gateway.url, "lazy__echo", &["text=woken"], None);
+    echoed.expect_code(0);
+    assert_eq!(echoed.json()["content"][0]["text"], "woken");
+    assert_eq!(starts(&lazy), 2, "started by the first call");
+    let stats = call(&gateway.url, "lazy__stats", &["numbers=[2,4]"], None);
+    stats.expect_code(0);
+    assert_eq!(stats.json()["structuredContent"]["mean"], 3.0);
+    assert_eq!(starts(&lazy), 2, "one process serves the calls that follow");
+    assert_eq!(tool_names(&gateway.url, None), all);
+}

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use toolwire_client::{Client, Error as ClientError, RequestNotification, RequestOptions};
 use toolwire_server::audit::arguments_digest;
 use toolwire_server::protocol::{CallToolResult, JsonObject, Prompt, Resource, Tool};
@@ -70,6 +70,8 @@ fn principal_name(principal: &Principal) -> String {
 /// Where one exposed tool's calls go.
 pub(crate) struct Route {
     pub(crate) client: Arc<Client>,
+    /// Set on the first call: a lazy upstream starts being followed.
+    pub(crate) started: Arc<watch::Sender<bool>>,
     pub(crate) upstream: String,
     pub(crate) exposed: String,
     pub(crate) upstream_tool: String,
@@ -79,6 +81,8 @@ pub(crate) struct Route {
 impl Route {
     /// Forwards one call and records it.
     async fn call(&self, args: JsonObject, cx: RequestContext) -> CallToolResult {
+        self.started
+            .send_if_modified(|started| !std::mem::replace(started, true));
         let started = Instant::now();
         let digest = arguments_digest(&args);
         let mut options = RequestOptions::new().cancel_on(cx.cancellation().clone());

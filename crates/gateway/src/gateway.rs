@@ -4,12 +4,13 @@
 
 use std::sync::{Arc, Mutex};
 
+use tokio::sync::watch;
 use toolwire_client::Client;
 use toolwire_server::protocol::{Prompt, Resource, Tool};
 use toolwire_server::{ChangeFeed, RateLimitStore, Server, ServerBuilder, StateKey};
 
 use crate::audit::AuditLog;
-use crate::config::{GatewayConfig, UpstreamConfig};
+use crate::config::{GatewayConfig, StartMode, UpstreamConfig};
 use crate::error::GatewayError;
 use crate::pin::PinStore;
 use crate::registry::{ExposedTool, Registry, WithheldTool};
@@ -36,18 +37,62 @@ pub struct Gateway {
 #[derive(Debug)]
 pub(crate) struct Inner {
     pub(crate) server: Server,
-    pub(crate) config: GatewayConfig,
-    /// One per upstream; `None` when its client could not be made.
-    pub(crate) clients: Vec<Option<Arc<Client>>>,
+    /// One per upstream, in the configuration's order.
+    pub(crate) slots: Mutex<Vec<Arc<Slot>>>,
     pub(crate) registry: Mutex<Registry>,
     pub(crate) pins: Option<Arc<PinStore>>,
+}
+
+/// One upstream and the client that reaches it.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub(crate) upstream: UpstreamConfig,
+    /// `None` when its client could not be made.
+    pub(crate) client: Option<Arc<Client>>,
+    /// False while a lazy upstream waits for its first use.
+    pub(crate) started: Arc<watch::Sender<bool>>,
+}
+
+impl Slot {
+    /// The slot of `upstream` (a lazy one with pins waits for its first
+    /// use), and why its client could not be made.
+    pub(crate) fn open(
+        upstream: &UpstreamConfig,
+        pins: Option<&PinStore>,
+    ) -> (Slot, Option<UpstreamError>) {
+        let pinned = pinned_tools(pins, upstream).len();
+        let started = upstream.start == StartMode::Boot || pinned == 0;
+        if !started {
+            tracing::info!(upstream = %upstream.name, tools = pinned,
+                "lazy: serving its pinned tools; it starts on the first call of one");
+        } else if upstream.start == StartMode::Lazy {
+            tracing::info!(upstream = %upstream.name,
+                "lazy, but nothing is pinned for it yet: started now to pin its tools");
+        }
+        let (client, error) = match client_for(upstream) {
+            Ok(client) => (Some(Arc::new(client)), None),
+            Err(error) => (None, Some(error)),
+        };
+        let slot = Slot {
+            upstream: upstream.clone(),
+            client,
+            started: Arc::new(watch::channel(started).0),
+        };
+        (slot, error)
+    }
+
+    pub(crate) fn is_started(&self) -> bool {
+        *self.started.borrow()
+    }
 }
 
 impl Gateway {
     /// Connects to every upstream, lists its tools and serves them. An
     /// upstream that cannot be reached or listed is left out (see
     /// [`Gateway::failures`]) and the others are served; two tools that
-    /// would get one name are refused ([`GatewayError::Collision`]).
+    /// would get one name are refused ([`GatewayError::Collision`]). A lazy
+    /// upstream (`start = "lazy"`) is not reached: the tools pinned for it
+    /// are served until one of them is called.
     pub async fn start(config: &GatewayConfig) -> Result<Gateway, GatewayError> {
         Gateway::start_with(config, SharedStores::default()).await
     }
@@ -76,27 +121,22 @@ impl Gateway {
             builder = builder.tool_call_limit(limit);
         }
         let server = builder.build()?;
-        let mut clients = Vec::new();
+        let mut slots = Vec::new();
         let mut registry = Registry::new(config, audit, pins.clone());
         for upstream in &config.upstreams {
-            match client_for(upstream) {
-                Ok(client) => clients.push(Some(Arc::new(client))),
-                Err(error) => {
-                    registry.set_failure(clients.len(), Some(error));
-                    clients.push(None);
-                }
-            }
+            let (slot, error) = Slot::open(upstream, pins.as_deref());
+            registry.set_failure(slots.len(), error);
+            slots.push(Arc::new(slot));
         }
         let gateway = Gateway {
             inner: Arc::new(Inner {
                 server,
-                config: config.clone(),
-                clients,
+                slots: Mutex::new(slots),
                 registry: Mutex::new(registry),
                 pins,
             }),
         };
-        let listings = (0..config.upstreams.len()).map(|i| gateway.list(i));
+        let listings = (0..config.upstreams.len()).map(|i| gateway.first_listing(i));
         for (index, listing) in futures::future::join_all(listings)
             .await
             .into_iter()
@@ -141,6 +181,17 @@ impl Gateway {
         self.inner.lock().failures()
     }
 
+    /// The names of the lazy upstreams not started yet (their pinned tools
+    /// are served).
+    pub fn waiting(&self) -> Vec<String> {
+        self.inner
+            .slots()
+            .iter()
+            .filter(|slot| !slot.is_started())
+            .map(|slot| slot.upstream.name.clone())
+            .collect()
+    }
+
     /// The prompts served now, by exposed name.
     pub fn prompt_names(&self) -> Vec<String> {
         self.inner.lock().prompt_names()
@@ -151,11 +202,26 @@ impl Gateway {
         self.inner.lock().resource_uris()
     }
 
+    /// What upstream `index` is served with at start: its lists, or the
+    /// tools pinned for it while it waits for its first use.
+    async fn first_listing(&self, index: usize) -> Result<Listing, UpstreamError> {
+        let slot = self.inner.slot(index);
+        if slot.is_started() {
+            return self.list(index).await;
+        }
+        Ok(Listing {
+            tools: pinned_tools(self.inner.pins.as_deref(), &slot.upstream),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+        })
+    }
+
     /// The tools and prompts of upstream `index` as it lists them now (an
     /// upstream that lists no prompts has none).
     pub(crate) async fn list(&self, index: usize) -> Result<Listing, UpstreamError> {
-        let upstream = &self.inner.config.upstreams[index];
-        let Some(client) = &self.inner.clients[index] else {
+        let slot = self.inner.slot(index);
+        let upstream = &slot.upstream;
+        let Some(client) = &slot.client else {
             return Err(self
                 .inner
                 .lock()
@@ -195,15 +261,16 @@ impl Gateway {
         index: usize,
         listing: Result<Listing, UpstreamError>,
     ) -> Vec<crate::names::Collision> {
-        let client = self.inner.clients[index].clone();
+        let slot = self.inner.slot(index);
         let mut registry = self.inner.lock();
-        match (listing, client) {
+        match (listing, slot.client.clone()) {
             (Ok(listing), Some(client)) => {
                 registry.set_failure(index, None);
                 let server = &self.inner.server;
                 registry.serve_prompts(server, index, &client, listing.prompts);
                 registry.serve_resources(server, index, &client, listing.resources);
-                registry.serve(server, index, client, listing.tools)
+                let started = Arc::clone(&slot.started);
+                registry.serve(server, index, client, started, listing.tools)
             }
             (Ok(_), None) => Vec::new(),
             (Err(error), _) => {
@@ -216,7 +283,25 @@ impl Gateway {
     }
 }
 
+/// The tools pinned for `upstream` (none without a lock file).
+fn pinned_tools(pins: Option<&PinStore>, upstream: &UpstreamConfig) -> Vec<Tool> {
+    pins.map(|pins| pins.pinned(&upstream.name))
+        .unwrap_or_default()
+}
+
 impl Inner {
+    /// The upstreams now.
+    pub(crate) fn slots(&self) -> Vec<Arc<Slot>> {
+        self.slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn slot(&self, index: usize) -> Arc<Slot> {
+        Arc::clone(&self.slots()[index])
+    }
+
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
         self.registry
             .lock()

@@ -119,6 +119,18 @@ impl PinStore {
         }
     }
 
+    /// The definitions pinned for `upstream`, by tool name (those a lazy
+    /// upstream is served with until it starts).
+    pub fn pinned(&self, upstream: &str) -> Vec<Tool> {
+        let prefix = key(upstream, "");
+        self.lock()
+            .tools
+            .iter()
+            .filter(|(key, _)| key.starts_with(&prefix))
+            .filter_map(|(_, pin)| serde_json::from_value(pin.definition.clone()).ok())
+            .collect()
+    }
+
     /// Pins `tool`'s definition as it is now (and writes the lock file);
     /// returns the pin it replaced.
     pub fn approve(&self, upstream: &str, tool: &Tool) -> Result<Option<Pin>, io::Error> {

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use tokio::sync::watch;
 use toolwire_client::Client;
 use toolwire_server::Server;
 use toolwire_server::protocol::{Prompt, Resource, Tool};
@@ -141,6 +142,7 @@ impl Registry {
         server: &Server,
         index: usize,
         client: Arc<Client>,
+        started: Arc<watch::Sender<bool>>,
         tools: Vec<Tool>,
     ) -> Vec<Collision> {
         let upstream = self.config.upstreams[index].clone();
@@ -169,7 +171,7 @@ impl Registry {
             if kept.iter().any(|s| s.exposed.name == name) {
                 continue;
             }
-            match self.add(server, index, &upstream, &client, name, tool) {
+            match self.add(server, index, &upstream, (&client, &started), name, tool) {
                 Ok(served) => kept.push(served),
                 Err(collision) => collisions.push(collision),
             }
@@ -339,7 +341,7 @@ impl Registry {
         server: &Server,
         index: usize,
         upstream: &UpstreamConfig,
-        client: &Arc<Client>,
+        (client, started): (&Arc<Client>, &Arc<watch::Sender<bool>>),
         name: String,
         tool: Tool,
     ) -> Result<Served, Collision> {
@@ -357,6 +359,7 @@ impl Registry {
         let scope = scope_of(upstream, &tool.name);
         let route = Arc::new(Route {
             client: Arc::clone(client),
+            started: Arc::clone(started),
             upstream: upstream.name.clone(),
             exposed: name.clone(),
             upstream_tool: tool.name.clone(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use toolwire_gateway::Glob;
 use toolwire_gateway::config::RedisTarget;
 use toolwire_gateway::config::{
-    AuditTarget, GatewayConfig, Listen, TokenConfig, UpstreamConfig, UpstreamTransport,
+    AuditTarget, GatewayConfig, Listen, StartMode, TokenConfig, UpstreamConfig, UpstreamTransport,
 };
 use toolwire_gateway::pin::PinMode;
 use toolwire_server::RateLimit;
@@ -65,6 +65,7 @@ fn the_example_in_config_md_parses_into_the_expected_config() {
                 timeout: None,
                 rate_limit: None,
                 scopes: vec![],
+                start: StartMode::Boot,
             },
             UpstreamConfig {
                 name: "crm".into(),
@@ -78,6 +79,7 @@ fn the_example_in_config_md_parses_into_the_expected_config() {
                 timeout: Some(Duration::from_secs(30)),
                 rate_limit: Some(RateLimit::new(30, Duration::from_secs(60))),
                 scopes: vec![(Glob::new("delete_*"), "admin".into())],
+                start: StartMode::Boot,
             },
         ],
     };
@@ -131,6 +133,7 @@ fn defaults_apply_when_keys_are_absent() {
                 timeout: None,
                 rate_limit: None,
                 scopes: vec![],
+                start: StartMode::Boot,
             }],
         }
     );
@@ -240,14 +243,14 @@ fn unknown_keys_are_refused_with_the_keys_expected() {
             with_crm("timeout = 30"),
             "gw.toml:7: upstream \"crm\".timeout: unknown key (did you mean timeout_s?); \
              expected one of name, prefix, \
-             command, url, bearer_env, allow, deny, timeout_s, rate_limit, scopes",
+             command, url, bearer_env, allow, deny, timeout_s, rate_limit, scopes, start",
         ),
         (
             "[gateway]\nstdio = true\n\n[[upstream]]\nurl = \"https://x.example\"\nnmae = \"crm\"\n"
                 .into(),
             "gw.toml:6: upstream[0].nmae: unknown key (did you mean name?); expected one of \
              name, prefix, command, \
-             url, bearer_env, allow, deny, timeout_s, rate_limit, scopes",
+             url, bearer_env, allow, deny, timeout_s, rate_limit, scopes, start",
         ),
     ]);
 }
@@ -771,4 +774,34 @@ fn call_limit_is_n_per_secs() {
         "gw.toml:3: gateway.call_limit: expected \"N/SECS\" with whole numbers N and SECS \
          greater than 0, such as \"30/60\" (30 calls in 60 s), got \"fast\"",
     )]);
+}
+
+#[test]
+fn start_is_boot_or_lazy_and_lazy_needs_a_lock_file() {
+    assert_eq!(parsed(&with_crm("")).upstreams[0].start, StartMode::Boot);
+    assert_eq!(
+        parsed(&with_crm("start = \"boot\"")).upstreams[0].start,
+        StartMode::Boot
+    );
+    let lazy = with_gateway("lock = \"gw.lock\"").replace(
+        "command = [\"server\"]",
+        "command = [\"server\"]\nstart = \"lazy\"",
+    );
+    assert_eq!(parsed(&lazy).upstreams[0].start, StartMode::Lazy);
+    assert_refusals(&[
+        (
+            with_crm("start = \"later\""),
+            "gw.toml:7: upstream \"crm\".start: expected \"boot\" or \"lazy\", got \"later\"",
+        ),
+        (
+            with_crm("start = true"),
+            "gw.toml:7: upstream \"crm\".start: expected \"boot\" or \"lazy\", got true",
+        ),
+        (
+            with_crm("start = \"lazy\""),
+            "gw.toml:7: upstream \"crm\".start: expected only with lock = \"FILE\" in \
+             [gateway]: until a lazy upstream is first used, the gateway serves the tools \
+             pinned for it in the lock file",
+        ),
+    ]);
 }
