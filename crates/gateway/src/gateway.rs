@@ -37,10 +37,14 @@ pub struct Gateway {
 #[derive(Debug)]
 pub(crate) struct Inner {
     pub(crate) server: Server,
+    pub(crate) config: GatewayConfig,
     /// One per upstream, in the configuration's order.
     pub(crate) slots: Mutex<Vec<Arc<Slot>>>,
     pub(crate) registry: Mutex<Registry>,
     pub(crate) pins: Option<Arc<PinStore>>,
+    /// Set by [`Gateway::watch_upstreams`]: upstreams added later are
+    /// followed too.
+    pub(crate) watching: std::sync::atomic::AtomicBool,
 }
 
 /// One upstream and the client that reaches it.
@@ -51,6 +55,8 @@ pub(crate) struct Slot {
     pub(crate) client: Option<Arc<Client>>,
     /// False while a lazy upstream waits for its first use.
     pub(crate) started: Arc<watch::Sender<bool>>,
+    /// True once a reload removed or replaced it: its watcher stops.
+    pub(crate) retired: watch::Sender<bool>,
 }
 
 impl Slot {
@@ -77,12 +83,27 @@ impl Slot {
             upstream: upstream.clone(),
             client,
             started: Arc::new(watch::channel(started).0),
+            retired: watch::channel(false).0,
         };
         (slot, error)
     }
 
+    /// What stays of a retired slot: its name, no client.
+    pub(crate) fn tombstone(upstream: &UpstreamConfig) -> Slot {
+        Slot {
+            upstream: upstream.clone(),
+            client: None,
+            started: Arc::new(watch::channel(true).0),
+            retired: watch::channel(true).0,
+        }
+    }
+
     pub(crate) fn is_started(&self) -> bool {
         *self.started.borrow()
+    }
+
+    pub(crate) fn is_retired(&self) -> bool {
+        *self.retired.borrow()
     }
 }
 
@@ -131,9 +152,11 @@ impl Gateway {
         let gateway = Gateway {
             inner: Arc::new(Inner {
                 server,
+                config: config.clone(),
                 slots: Mutex::new(slots),
                 registry: Mutex::new(registry),
                 pins,
+                watching: Default::default(),
             }),
         };
         let listings = (0..config.upstreams.len()).map(|i| gateway.first_listing(i));
@@ -155,7 +178,7 @@ impl Gateway {
     }
 
     /// The tools served now, upstream by upstream in the configuration's
-    /// order.
+    /// order (after a reload, the upstreams it added or changed last).
     pub fn tools(&self) -> Vec<ExposedTool> {
         self.inner.lock().tools()
     }
@@ -187,7 +210,7 @@ impl Gateway {
         self.inner
             .slots()
             .iter()
-            .filter(|slot| !slot.is_started())
+            .filter(|slot| !slot.is_started() && !slot.is_retired())
             .map(|slot| slot.upstream.name.clone())
             .collect()
     }
@@ -204,7 +227,7 @@ impl Gateway {
 
     /// What upstream `index` is served with at start: its lists, or the
     /// tools pinned for it while it waits for its first use.
-    async fn first_listing(&self, index: usize) -> Result<Listing, UpstreamError> {
+    pub(crate) async fn first_listing(&self, index: usize) -> Result<Listing, UpstreamError> {
         let slot = self.inner.slot(index);
         if slot.is_started() {
             return self.list(index).await;
@@ -263,6 +286,10 @@ impl Gateway {
     ) -> Vec<crate::names::Collision> {
         let slot = self.inner.slot(index);
         let mut registry = self.inner.lock();
+        // Checked under the lock a reload retires slots with.
+        if slot.is_retired() {
+            return Vec::new();
+        }
         match (listing, slot.client.clone()) {
             (Ok(listing), Some(client)) => {
                 registry.set_failure(index, None);
@@ -292,10 +319,13 @@ fn pinned_tools(pins: Option<&PinStore>, upstream: &UpstreamConfig) -> Vec<Tool>
 impl Inner {
     /// The upstreams now.
     pub(crate) fn slots(&self) -> Vec<Arc<Slot>> {
+        self.slots_mut().clone()
+    }
+
+    pub(crate) fn slots_mut(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Slot>>> {
         self.slots
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
     }
 
     pub(crate) fn slot(&self, index: usize) -> Arc<Slot> {

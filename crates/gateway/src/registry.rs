@@ -86,6 +86,24 @@ impl Registry {
         }
     }
 
+    /// Room for one more upstream (added by a reload), as number `len`.
+    pub(crate) fn add_slot(&mut self, upstream: &UpstreamConfig) {
+        self.config.upstreams.push(upstream.clone());
+        self.served.push(Vec::new());
+        self.prompts.grow();
+        self.resources.grow();
+        self.withheld.push(Vec::new());
+        self.failures.push(None);
+    }
+
+    /// Stops serving upstream `index` for good (a reload removed or
+    /// replaced it).
+    pub(crate) fn retire(&mut self, server: &Server, index: usize) {
+        self.serve_none(server, index);
+        self.withheld[index].clear();
+        self.failures[index] = None;
+    }
+
     /// Signs of tool poisoning in each served tool, by exposed name (only
     /// tools with findings).
     pub(crate) fn findings(&self) -> Vec<(String, Vec<String>)> {

@@ -6,6 +6,7 @@
 //! process is started again by its transport). A lazy upstream is followed
 //! from the first call of one of its tools.
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -26,19 +27,25 @@ impl Gateway {
     /// runtime that serves the gateway). The tasks end when the gateway's
     /// last clone is dropped.
     pub fn watch_upstreams(&self) {
+        self.inner.watching.store(true, Ordering::SeqCst);
         for index in 0..self.inner.slots().len() {
             self.watch(index);
         }
     }
 
+    pub(crate) fn is_watching(&self) -> bool {
+        self.inner.watching.load(Ordering::SeqCst)
+    }
+
     /// Follows upstream `index` from now on (a lazy one from its first
-    /// use).
+    /// use) until a reload retires it.
     pub(crate) fn watch(&self, index: usize) {
         let weak = std::sync::Arc::downgrade(&self.inner);
         let slot = self.inner.slot(index);
         let mut started = slot.started.subscribe();
+        let mut retired = slot.retired.subscribe();
         drop(slot);
-        tokio::spawn(async move {
+        let follow = async move {
             if started.wait_for(|started| *started).await.is_err() {
                 return;
             }
@@ -51,6 +58,12 @@ impl Gateway {
                 };
                 drop(gateway);
                 tokio::time::sleep(wait).await;
+            }
+        };
+        tokio::spawn(async move {
+            tokio::select! {
+                () = follow => {}
+                _ = retired.wait_for(|retired| *retired) => {}
             }
         });
     }
