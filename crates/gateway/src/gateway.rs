@@ -12,6 +12,7 @@ use toolwire_server::{ChangeFeed, RateLimitStore, Server, ServerBuilder, StateKe
 use crate::audit::AuditLog;
 use crate::config::{GatewayConfig, StartMode, UpstreamConfig};
 use crate::error::GatewayError;
+use crate::hints::ListHints;
 use crate::pin::PinStore;
 use crate::registry::{ExposedTool, Registry, WithheldTool};
 use crate::upstream::{UpstreamError, client_for};
@@ -22,6 +23,8 @@ pub(crate) struct Listing {
     pub(crate) tools: Vec<Tool>,
     pub(crate) prompts: Vec<Prompt>,
     pub(crate) resources: Vec<Resource>,
+    /// The caching hints of the lists fetched.
+    pub(crate) hints: ListHints,
 }
 
 /// The environment variable with the keys sealing `requestState`: the same
@@ -236,6 +239,7 @@ impl Gateway {
             tools: pinned_tools(self.inner.pins.as_deref(), &slot.upstream),
             prompts: Vec::new(),
             resources: Vec::new(),
+            hints: ListHints::default(),
         })
     }
 
@@ -258,22 +262,31 @@ impl Gateway {
             name: upstream.name.clone(),
             reason: format!("cannot list its tools: {e}"),
         })?;
+        let mut hints = ListHints {
+            tools: Some(listing.hints),
+            ..ListHints::default()
+        };
         let tools = listing.tools.into_iter().map(|info| info.tool).collect();
         // A server without prompts answers with an error: it has none.
-        let prompts = client
-            .list_prompts()
-            .await
-            .map(|f| f.value)
-            .unwrap_or_default();
-        let resources = client
-            .list_resources()
-            .await
-            .map(|f| f.value)
-            .unwrap_or_default();
+        let prompts = match client.list_prompts().await {
+            Ok(fetched) => {
+                hints.prompts = Some(fetched.hints);
+                fetched.value
+            }
+            Err(_) => Vec::new(),
+        };
+        let resources = match client.list_resources().await {
+            Ok(fetched) => {
+                hints.resources = Some(fetched.hints);
+                fetched.value
+            }
+            Err(_) => Vec::new(),
+        };
         Ok(Listing {
             tools,
             prompts,
             resources,
+            hints,
         })
     }
 
@@ -294,6 +307,7 @@ impl Gateway {
             (Ok(listing), Some(client)) => {
                 registry.set_failure(index, None);
                 let server = &self.inner.server;
+                registry.set_hints(server, index, listing.hints);
                 registry.serve_prompts(server, index, &client, listing.prompts);
                 registry.serve_resources(server, index, &client, listing.resources);
                 let started = Arc::clone(&slot.started);
@@ -304,6 +318,7 @@ impl Gateway {
                 tracing::warn!(%error, "upstream left out; its tools are not served");
                 registry.set_failure(index, Some(error));
                 registry.serve_none(&self.inner.server, index);
+                registry.set_hints(&self.inner.server, index, ListHints::default());
                 Vec::new()
             }
         }

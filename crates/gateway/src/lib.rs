@@ -38,6 +38,7 @@ mod error;
 mod forward;
 mod gateway;
 mod glob;
+mod hints;
 mod names;
 pub mod pin;
 mod registry;

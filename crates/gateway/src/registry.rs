@@ -16,6 +16,7 @@ use crate::catalog::Catalog;
 use crate::config::{GatewayConfig, UpstreamConfig};
 use crate::error::GatewayError;
 use crate::forward::{Route, forwarding_prompt, forwarding_resource, forwarding_tool};
+use crate::hints::ListHints;
 use crate::names::{Collision, NameTable, Origin, exposed_name};
 use crate::pin::{PinState, PinStore};
 use crate::upstream::UpstreamError;
@@ -64,6 +65,7 @@ pub(crate) struct Registry {
     resources: Catalog<Resource>,
     withheld: Vec<Vec<WithheldTool>>,
     failures: Vec<Option<UpstreamError>>,
+    hints: Vec<ListHints>,
 }
 
 impl Registry {
@@ -83,6 +85,7 @@ impl Registry {
             resources: Catalog::new(count),
             withheld: (0..count).map(|_| Vec::new()).collect(),
             failures: vec![None; count],
+            hints: vec![ListHints::default(); count],
         }
     }
 
@@ -94,14 +97,23 @@ impl Registry {
         self.resources.grow();
         self.withheld.push(Vec::new());
         self.failures.push(None);
+        self.hints.push(ListHints::default());
     }
 
     /// Stops serving upstream `index` for good (a reload removed or
     /// replaced it).
     pub(crate) fn retire(&mut self, server: &Server, index: usize) {
         self.serve_none(server, index);
+        self.set_hints(server, index, ListHints::default());
         self.withheld[index].clear();
         self.failures[index] = None;
+    }
+
+    /// Records the hints of upstream `index`'s lists and puts the merged
+    /// hints of all upstreams on `server`'s lists.
+    pub(crate) fn set_hints(&mut self, server: &Server, index: usize, hints: ListHints) {
+        self.hints[index] = hints;
+        ListHints::merged(&self.hints).publish(server);
     }
 
     /// Signs of tool poisoning in each served tool, by exposed name (only
