@@ -345,6 +345,12 @@ async fn reload(gateway: &Gateway, path: &std::path::Path) {
         }
     };
     let report = gateway.reload(&config).await;
+    if let Some(error) = &report.lock_error {
+        let line = format!(
+            "toolwire: SIGHUP: cannot read the lock file again (the pins held stay): {error}"
+        );
+        eprintln!("{}", safe_text::line(&line));
+    }
     for key in &report.needs_restart {
         eprintln!(
             "toolwire: SIGHUP: {key} changed; it takes effect only after a restart (the running value is kept)"

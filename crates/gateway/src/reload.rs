@@ -23,6 +23,8 @@ pub struct Reloaded {
     /// `[gateway]` keys whose value changed but which only a restart
     /// applies (e.g. `gateway.http`); the running values are kept.
     pub needs_restart: Vec<String>,
+    /// Why the lock file could not be read again (the pins held stay).
+    pub lock_error: Option<String>,
 }
 
 impl Reloaded {
@@ -33,9 +35,10 @@ impl Reloaded {
 }
 
 impl Gateway {
-    /// Serves the upstreams of `config` in place of the running ones. An
-    /// upstream whose settings are unchanged keeps its process or
-    /// connection; the new and changed ones are listed first and then swapped
+    /// Serves the upstreams of `config` in place of the running ones. The
+    /// lock file is read again, and an upstream whose settings are
+    /// unchanged keeps its process or connection but is listed again (a
+    /// tool approved since is served now); the new and changed ones are listed first and then swapped
     /// in together with the removals, so that downstream listeners get one
     /// `list_changed`. Calls already running finish on the upstream they
     /// started on. The `[gateway]` table is not applied (see
@@ -45,6 +48,9 @@ impl Gateway {
             needs_restart: fixed_keys_changed(&self.inner.config, config),
             ..Reloaded::default()
         };
+        if let Some(pins) = &self.inner.pins {
+            report.lock_error = pins.reread().err().map(|e| e.to_string());
+        }
         let running: Vec<(usize, Arc<Slot>)> = self
             .inner
             .slots()
@@ -64,12 +70,16 @@ impl Gateway {
             }
         }
         let mut fresh = Vec::new();
+        let mut again = Vec::new();
         for upstream in &config.upstreams {
             match running
                 .iter()
                 .find(|(_, s)| s.upstream.name == upstream.name)
             {
-                Some((_, slot)) if slot.upstream == *upstream => continue,
+                Some((index, slot)) if slot.upstream == *upstream => {
+                    again.push(*index);
+                    continue;
+                }
                 Some((index, _)) => {
                     report.changed.push(upstream.name.clone());
                     retire.push(*index);
@@ -78,12 +88,13 @@ impl Gateway {
             }
             fresh.push(self.add_slot(upstream));
         }
-        let listings = futures::future::join_all(fresh.iter().map(|i| self.first_listing(*i)));
+        let listed: Vec<usize> = fresh.iter().chain(&again).copied().collect();
+        let listings = futures::future::join_all(listed.iter().map(|i| self.first_listing(*i)));
         let listings = listings.await;
         for index in retire {
             self.retire(index);
         }
-        for (index, listing) in fresh.iter().zip(listings) {
+        for (index, listing) in listed.iter().zip(listings) {
             for collision in self.apply(*index, listing) {
                 let error = self.inner.lock().collision_error(collision);
                 tracing::warn!("{error}; the later tool is withheld");

@@ -4,13 +4,13 @@
 use serde_json::{Value, json};
 
 use super::support::{Served, bin, fresh_dir};
-use super::{call, config_file, demo_command, legacy_http, tool_names};
+use super::{call, config_file, legacy_http, tool_names};
 
-/// `command = [...]` running `toolwire serve --stdio` after appending a
-/// line to `marker`: one line per start of the process.
+/// `command = [...]` running `toolwire serve --stdio` after appending its
+/// process id to `marker`: one line per start of the process.
 fn counted_demo_command(marker: &std::path::Path) -> String {
     let script = format!(
-        "echo started >> '{}'; exec '{}' serve --stdio",
+        "echo $$ >> '{}'; exec '{}' serve --stdio",
         marker.display(),
         bin()
     );
@@ -20,6 +20,37 @@ fn counted_demo_command(marker: &std::path::Path) -> String {
 /// How many times the process of `marker` was started.
 fn starts(marker: &std::path::Path) -> usize {
     std::fs::read_to_string(marker).map_or(0, |text| text.lines().count())
+}
+
+/// The id of the `n`th process started for `marker`.
+fn started_pid(marker: &std::path::Path, n: usize) -> u32 {
+    let text = std::fs::read_to_string(marker).unwrap();
+    text.lines()
+        .nth(n)
+        .expect("that many starts")
+        .parse()
+        .unwrap()
+}
+
+/// Waits (bounded) until process `pid` has exited (gone, or a zombie).
+fn wait_exited(pid: u32, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let exited = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => stat
+                .rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z')),
+        };
+        if exited {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} (process {pid}) still runs after 20 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[test]
@@ -93,10 +124,12 @@ fn listed_names(reply: &Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sighup_reloads_the_file_while_sessions_stay_open() {
     use legacy_http::{Events, LegacyClient, legacy};
+    let dir = fresh_dir("gateway-reload");
+    let marker = |name: &str| dir.join(format!("{name}.starts"));
     let upstream = |name: &str, allow: &str| {
         format!(
             "[[upstream]]\nname = \"{name}\"\n{}\nallow = {allow}\n\n",
-            demo_command()
+            counted_demo_command(&marker(name))
         )
     };
     let config = config_file(
@@ -153,6 +186,21 @@ async fn sighup_reloads_the_file_while_sessions_stay_open() {
     );
     let (_, stats) = client.call(&session, &stats).await;
     assert_eq!(stats["result"]["structuredContent"]["mean"], 3.0, "{stats}");
+    assert_eq!(
+        (starts(&marker("demo")), starts(&marker("gone"))),
+        (2, 1),
+        "the changed upstream was started again"
+    );
+    let (old_demo, gone) = (
+        started_pid(&marker("demo"), 0),
+        started_pid(&marker("gone"), 0),
+    );
+    tokio::task::spawn_blocking(move || {
+        wait_exited(gone, "the removed upstream");
+        wait_exited(old_demo, "the changed upstream's old process");
+    })
+    .await
+    .unwrap();
     assert!(
         gateway
             .wait_for_log("toolwire: SIGHUP: reloaded ")
@@ -190,4 +238,62 @@ async fn sighup_reloads_the_file_while_sessions_stay_open() {
     tokio::task::spawn_blocking(move || drop(gateway))
         .await
         .unwrap();
+}
+
+/// Waits (bounded) until the gateway logged `n` reloads.
+fn wait_reloads(gateway: &Served, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let count = || {
+        let log = gateway.log();
+        log.iter()
+            .filter(|l| l.starts_with("toolwire: SIGHUP: reloaded "))
+            .count()
+    };
+    while count() < n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not {n} reloads within 30 s: {:?}",
+            gateway.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sighup_after_approve_serves_the_approved_definition() {
+    let dir = fresh_dir("gateway-approve-reload");
+    let config = super::pins::drifting_config(&dir, false);
+    let description = dir.join("description.txt");
+    std::fs::write(&description, "Adds two numbers").unwrap();
+    let gateway = Served::command(&["gateway", "--config", config.to_str().unwrap()]);
+    assert_eq!(tool_names(&gateway.url, None), ["drift__add"]);
+
+    std::fs::write(&description, "Adds two numbers, and then some").unwrap();
+    hang_up(gateway.pid());
+    wait_reloads(&gateway, 1);
+    assert_eq!(
+        tool_names(&gateway.url, None),
+        Vec::<String>::new(),
+        "listed again at the reload: the drift is withheld"
+    );
+    assert!(
+        gateway
+            .log()
+            .iter()
+            .any(|l| l.ends_with(": no upstream changed; serving 0 tools")),
+        "{:?}",
+        gateway.log()
+    );
+
+    super::pins::gateway_subcommand("approve", &config).expect_code(0);
+    hang_up(gateway.pid());
+    wait_reloads(&gateway, 2);
+    assert_eq!(
+        tool_names(&gateway.url, None),
+        ["drift__add"],
+        "the lock file was read again"
+    );
+    let added = call(&gateway.url, "drift__add", &["a=20", "b=22"], None);
+    added.expect_code(0);
+    assert_eq!(added.json()["content"][0]["text"], "42");
 }

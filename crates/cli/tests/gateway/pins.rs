@@ -10,7 +10,7 @@ use super::{call, tool_names};
 
 /// A gateway configuration in `dir` with a lock file, in front of the
 /// drifting server whose description is in `dir/description.txt`.
-fn drifting_config(dir: &std::path::Path, strict: bool) -> PathBuf {
+pub(super) fn drifting_config(dir: &std::path::Path, strict: bool) -> PathBuf {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/drifting.py");
     let description = dir.join("description.txt");
     let lock = dir.join("gateway.lock");
@@ -26,7 +26,7 @@ fn drifting_config(dir: &std::path::Path, strict: bool) -> PathBuf {
     path
 }
 
-fn gateway_subcommand(command: &str, config: &std::path::Path) -> support::Ran {
+pub(super) fn gateway_subcommand(command: &str, config: &std::path::Path) -> support::Ran {
     toolwire(
         &["gateway", command, "--config", config.to_str().unwrap()],
         "",
