@@ -265,6 +265,7 @@ async fn serve(
     tracing::info!(
         tools = gateway.tools().len(),
         upstreams = config.upstreams.len() - gateway.failures().len(),
+        lazy_not_started = ?gateway.waiting(),
         "gateway ready"
     );
     let shutdown = shutdown_signal();

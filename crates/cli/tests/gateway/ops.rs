@@ -80,6 +80,13 @@ fn a_lazy_upstream_serves_its_pinned_tools_and_starts_on_first_use() {
     drop(first);
 
     let gateway = Served::command(&args);
+    assert!(
+        gateway
+            .wait_for_log("gateway ready")
+            .contains("lazy_not_started=[\"lazy\"]"),
+        "{:?}",
+        gateway.log()
+    );
     assert_eq!(
         tool_names(&gateway.url, None),
         all,
