@@ -115,3 +115,43 @@ async fn each_list_is_merged_from_the_upstreams_that_list_it() {
     assert_eq!(names, ["u0__greet"]);
     assert_eq!(prompts.hints, hints(7_000, CacheScope::Public));
 }
+
+#[tokio::test]
+async fn an_upstream_that_leaves_no_longer_counts() {
+    let a = upstream("ping", 20_000, CacheScope::Public).await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let b = upstream_server("pong", 1_000, CacheScope::Private)
+        .build()
+        .unwrap();
+    let addr = "127.0.0.1:0".parse().unwrap();
+    let http = HttpServer::bind(addr, b, HttpConfig::new()).await.unwrap();
+    let b = format!("http://{}/mcp", http.local_addr());
+    let served = tokio::spawn(http.run_until(async {
+        let _ = stopped.await;
+    }));
+    let (gateway, client) = gateway(&[a, b]).await;
+    gateway.watch_upstreams();
+    assert_eq!(
+        client.list_tools().await.unwrap().hints,
+        hints(1_000, CacheScope::Private)
+    );
+
+    let _ = stop.send(());
+    served.await.unwrap().unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        client.cache().clear();
+        let listed = client.list_tools().await.unwrap();
+        let names: Vec<&str> = listed.tools.iter().map(|t| t.name()).collect();
+        // Its tools leave first, then its hints stop counting.
+        if names == ["u0__ping"] && listed.hints == hints(20_000, CacheScope::Public) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not within 20 s: {names:?} {:?}",
+            listed.hints
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
