@@ -307,6 +307,8 @@ impl Gateway {
             (Ok(listing), Some(client)) => {
                 registry.set_failure(index, None);
                 let server = &self.inner.server;
+                // Hints before the tools come, after they go (below): a
+                // list is never served with hints looser than its upstreams'.
                 registry.set_hints(server, index, listing.hints);
                 registry.serve_prompts(server, index, &client, listing.prompts);
                 registry.serve_resources(server, index, &client, listing.resources);
