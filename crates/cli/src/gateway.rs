@@ -8,7 +8,8 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 use toolwire::server::http::{HttpConfig, HttpServer};
 use toolwire_gateway::config::{
-    AuditTarget, GatewayConfig, Listen, RedisTarget, TokenConfig, UpstreamConfig, UpstreamTransport,
+    AuditTarget, GatewayConfig, Listen, RedisTarget, StartMode, TokenConfig, UpstreamConfig,
+    UpstreamTransport,
 };
 use toolwire_gateway::pin::{PinMode, PinState};
 use toolwire_gateway::{Gateway, SharedStores, WithheldTool};
@@ -71,15 +72,15 @@ enum GatewayCommand {
 
 pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
     match &args.command {
-        Some(GatewayCommand::Check { config }) => return check(&load(config)?).await,
+        Some(GatewayCommand::Check { config }) => return check(&all_at_boot(load(config)?)).await,
         Some(GatewayCommand::Approve { config, only }) => {
-            return approve(&load(config)?, only.as_deref()).await;
+            return approve(&all_at_boot(load(config)?), only.as_deref()).await;
         }
         None => {}
     }
     if !args.server.is_empty() {
         let config = shorthand(&args).await?;
-        return serve(&config, args.tokens.clone()).await;
+        return serve(&config, args.tokens.clone(), None).await;
     }
     let path = args.config.ok_or_else(|| {
         Failure::usage("toolwire gateway needs --config FILE, or -- COMMAND for one stdio server")
@@ -87,7 +88,7 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
     })?;
     let config = load(&path)?;
     let tokens = resolve_tokens(&config.tokens)?;
-    serve(&config, tokens).await
+    serve(&config, tokens, Some(path)).await
 }
 
 /// The configuration of the shorthand: one stdio server, no prefix.
@@ -118,8 +119,18 @@ async fn shorthand(args: &GatewayArgs) -> Result<GatewayConfig, Failure> {
             timeout: None,
             rate_limit: None,
             scopes: Vec::new(),
+            start: StartMode::Boot,
         }],
     })
+}
+
+/// `config` with every upstream started at once: `check` and `approve`
+/// look at what each serves now, lazy or not.
+fn all_at_boot(mut config: GatewayConfig) -> GatewayConfig {
+    for upstream in &mut config.upstreams {
+        upstream.start = StartMode::Boot;
+    }
+    config
 }
 
 fn load(path: &std::path::Path) -> Result<GatewayConfig, Failure> {
@@ -228,7 +239,12 @@ async fn approve(config: &GatewayConfig, only: Option<&str>) -> Result<(), Failu
     Ok(())
 }
 
-async fn serve(config: &GatewayConfig, tokens: Vec<(String, Vec<String>)>) -> Result<(), Failure> {
+/// Serves `config`; with the file's `path`, SIGHUP reloads it.
+async fn serve(
+    config: &GatewayConfig,
+    tokens: Vec<(String, Vec<String>)>,
+    path: Option<PathBuf>,
+) -> Result<(), Failure> {
     let redis = match &config.redis {
         Some(target) => Some(connect(target).await?),
         None => None,
@@ -242,10 +258,14 @@ async fn serve(config: &GatewayConfig, tokens: Vec<(String, Vec<String>)>) -> Re
     };
     let gateway = start_with(config, stores).await?;
     gateway.watch_upstreams();
+    if let Some(path) = path {
+        reload_on_hangup(&gateway, path)?;
+    }
     let server = gateway.server().clone();
     tracing::info!(
         tools = gateway.tools().len(),
         upstreams = config.upstreams.len() - gateway.failures().len(),
+        lazy_not_started = ?gateway.waiting(),
         "gateway ready"
     );
     let shutdown = shutdown_signal();
@@ -289,6 +309,74 @@ async fn serve(config: &GatewayConfig, tokens: Vec<(String, Vec<String>)>) -> Re
                 .map_err(|e| Failure::protocol(format!("the HTTP server failed: {e}")))
         }
     }
+}
+
+/// Reads the file again on each SIGHUP and serves what it says (see
+/// [`Gateway::reload`]); a file that is refused leaves the running
+/// configuration in place.
+fn reload_on_hangup(gateway: &Gateway, path: PathBuf) -> Result<(), Failure> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut hangups = signal(SignalKind::hangup())
+            .map_err(|e| Failure::protocol(format!("cannot listen for SIGHUP: {e}")))?;
+        let gateway = gateway.clone();
+        tokio::spawn(async move {
+            while hangups.recv().await.is_some() {
+                reload(&gateway, &path).await;
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = (gateway, path);
+    Ok(())
+}
+
+async fn reload(gateway: &Gateway, path: &std::path::Path) {
+    let config = match GatewayConfig::load(path) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!(
+                "{}",
+                safe_text::line(&format!(
+                    "toolwire: SIGHUP: not reloaded, the running configuration is kept: {error}"
+                ))
+            );
+            return;
+        }
+    };
+    let report = gateway.reload(&config).await;
+    if let Some(error) = &report.lock_error {
+        let line = format!(
+            "toolwire: SIGHUP: cannot read the lock file again (the pins held stay): {error}"
+        );
+        eprintln!("{}", safe_text::line(&line));
+    }
+    for key in &report.needs_restart {
+        eprintln!(
+            "toolwire: SIGHUP: {key} changed; it takes effect only after a restart (the running value is kept)"
+        );
+    }
+    let mut parts = Vec::new();
+    for (what, names) in [
+        ("added", &report.added),
+        ("removed", &report.removed),
+        ("changed", &report.changed),
+    ] {
+        if !names.is_empty() {
+            parts.push(format!("{what} {}", names.join(", ")));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("no upstream changed".into());
+    }
+    let line = format!(
+        "toolwire: SIGHUP: reloaded {}: {}; serving {} tools",
+        path.display(),
+        parts.join("; "),
+        gateway.tools().len()
+    );
+    eprintln!("{}", safe_text::line(&line));
 }
 
 /// The Redis of `redis` or `redis_url_env`, connected.

@@ -37,6 +37,45 @@ impl Freshness {
     }
 }
 
+/// The caching hints a server gave a result (`ttlMs`, `cacheScope`), read
+/// as the cache reads them: an absent or negative `ttlMs` is 0, an absent
+/// `cacheScope` is private. For a list walked over several pages, the most
+/// cautious of its pages' hints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheHints {
+    /// How long the result may be considered fresh, in milliseconds.
+    pub ttl_ms: u64,
+    /// Who may cache it.
+    pub scope: CacheScope,
+}
+
+impl CacheHints {
+    /// The hints `result` carries.
+    pub fn of(result: &JsonObject) -> CacheHints {
+        let scope = match result.get("cacheScope").and_then(Value::as_str) {
+            Some("public") => CacheScope::Public,
+            _ => CacheScope::Private,
+        };
+        CacheHints {
+            ttl_ms: result.get("ttlMs").and_then(Value::as_u64).unwrap_or(0),
+            scope,
+        }
+    }
+
+    /// The more cautious of two: the shorter freshness, and private over
+    /// public.
+    pub fn strictest(self, other: CacheHints) -> CacheHints {
+        let scope = match (self.scope, other.scope) {
+            (CacheScope::Public, CacheScope::Public) => CacheScope::Public,
+            _ => CacheScope::Private,
+        };
+        CacheHints {
+            ttl_ms: self.ttl_ms.min(other.ttl_ms),
+            scope,
+        }
+    }
+}
+
 /// A shareable result cache; clone it to share it between clients.
 ///
 /// ```
@@ -158,12 +197,13 @@ impl Cache {
     /// Stores a complete result under the scope and TTL it carries
     /// (absent `cacheScope` reads as private, absent or negative `ttlMs` as 0).
     pub(crate) fn store(&self, slot: Slot<'_>, value: &JsonObject) {
-        let scope = match value.get("cacheScope").and_then(Value::as_str) {
-            Some("public") => CacheScope::Public,
-            _ => CacheScope::Private,
-        };
-        let ttl_ms = value.get("ttlMs").and_then(Value::as_u64).unwrap_or(0);
-        self.store_for(slot, value, Duration::from_millis(ttl_ms), scope);
+        let hints = CacheHints::of(value);
+        self.store_for(
+            slot,
+            value,
+            Duration::from_millis(hints.ttl_ms),
+            hints.scope,
+        );
     }
 
     /// Stores `value` for `ttl` in `scope`, whatever hints it carries.
@@ -316,5 +356,35 @@ mod tests {
             Freshness::Cached
         );
         assert_eq!(Freshness::Stale.worst(Freshness::Fetched), Freshness::Stale);
+    }
+
+    #[test]
+    fn hints_are_read_as_the_cache_reads_them_and_combine_to_the_strictest() {
+        let public = CacheHints::of(&result(5_000, "public"));
+        assert_eq!(
+            public,
+            CacheHints {
+                ttl_ms: 5_000,
+                scope: CacheScope::Public
+            }
+        );
+        let private = CacheHints::of(&result(60_000, "private"));
+        assert_eq!(
+            public.strictest(private),
+            CacheHints {
+                ttl_ms: 5_000,
+                scope: CacheScope::Private
+            }
+        );
+        assert_eq!(public.strictest(public), public);
+        let legacy = CacheHints::of(&serde_json::Map::new());
+        assert_eq!(
+            legacy,
+            CacheHints {
+                ttl_ms: 0,
+                scope: CacheScope::Private
+            },
+            "absent hints: immediately stale, private"
+        );
     }
 }

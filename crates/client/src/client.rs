@@ -13,7 +13,7 @@ use toolwire_protocol::{
     Message, Meta, Request, RequestId, ResultType, code,
 };
 
-use crate::cache::{Cache, Freshness};
+use crate::cache::{Cache, CacheHints, Freshness};
 use crate::error::{Error, TransportError};
 use crate::handlers::{ElicitationHandler, Handlers, RootsProvider, SamplingHandler, StaticRoots};
 use crate::mrtr::{
@@ -39,6 +39,8 @@ pub struct Fetched<T> {
     pub value: T,
     /// Fetched now, served fresh from the cache, or served stale after a failed refetch.
     pub freshness: Freshness,
+    /// The server's caching hints (for a list, the most cautious of its pages').
+    pub hints: CacheHints,
 }
 
 /// An MCP client for one server: cheap to clone, safe to share between tasks.
@@ -362,6 +364,7 @@ impl Client {
         let (result, freshness) = self
             .cached("server/discover", JsonObject::new(), &RequestOptions::new())
             .await?;
+        let hints = CacheHints::of(&result);
         let discovered: DiscoverResult = parse(result)?;
         if self.era() != Some(Era::Legacy) {
             let version = self.common_version(&discovered.supported_versions)?;
@@ -370,6 +373,7 @@ impl Client {
         Ok(Fetched {
             value: discovered,
             freshness,
+            hints,
         })
     }
 

@@ -9,7 +9,7 @@ use toolwire_protocol::{
     JsonObject, Prompt, ReadResourceResult, Resource, ResourceTemplate, ResultType,
 };
 
-use crate::cache::Freshness;
+use crate::cache::{CacheHints, Freshness};
 use crate::client::{Client, Fetched, parse, result_type};
 use crate::error::Error;
 use crate::options::RequestOptions;
@@ -50,6 +50,7 @@ impl Client {
             .await?;
         if result_type(&first)? == ResultType::Complete {
             return Ok(Fetched {
+                hints: CacheHints::of(&first),
                 value: parse(first)?,
                 freshness,
             });
@@ -59,6 +60,7 @@ impl Client {
             .run_rounds(&origin, &params, options, &[], Some(first))
             .await?;
         Ok(Fetched {
+            hints: CacheHints::of(&result),
             value: parse(result)?,
             freshness: Freshness::Fetched,
         })
@@ -120,6 +122,7 @@ impl Client {
         field: &str,
     ) -> Result<Fetched<Vec<T>>, Error> {
         let (pages, freshness) = self.walk_pages(method, &RequestOptions::new()).await?;
+        let hints = pages_hints(&pages);
         let mut items = Vec::new();
         for page in pages {
             result_type(&page)?;
@@ -131,8 +134,21 @@ impl Client {
         Ok(Fetched {
             value: items,
             freshness,
+            hints,
         })
     }
+}
+
+/// The most cautious hints of a list's pages.
+pub(crate) fn pages_hints(pages: &[JsonObject]) -> CacheHints {
+    pages
+        .iter()
+        .map(CacheHints::of)
+        .reduce(CacheHints::strictest)
+        .unwrap_or(CacheHints {
+            ttl_ms: 0,
+            scope: toolwire_protocol::CacheScope::Private,
+        })
 }
 
 fn to_value(value: &impl serde::Serialize) -> Result<Value, Error> {

@@ -96,7 +96,7 @@ mod tools;
 pub mod transport;
 mod watch;
 
-pub use cache::{Cache, Freshness};
+pub use cache::{Cache, CacheHints, Freshness};
 pub use client::{Client, ClientBuilder, Fetched};
 pub use error::{Error, Result, TransportError};
 pub use group::{ClientGroup, ClientGroupBuilder, GroupTool, GroupToolList, MAX_NAME_LEN};

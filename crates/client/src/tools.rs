@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use toolwire_protocol::{CallToolResult, JsonObject, ListToolsResult, Tool, code};
 use toolwire_schema::HeaderParam;
 
-use crate::cache::Freshness;
+use crate::cache::{CacheHints, Freshness};
 use crate::client::{Client, parse, read, write};
 use crate::digest::sha256_hex;
 use crate::error::Error;
@@ -42,6 +42,8 @@ pub struct ToolList {
     pub rejected: Vec<RejectedTool>,
     /// The least fresh of the pages.
     pub freshness: Freshness,
+    /// The server's caching hints: the most cautious of the pages'.
+    pub hints: CacheHints,
 }
 
 enum Lookup {
@@ -66,6 +68,7 @@ impl Client {
             tools: Vec::new(),
             rejected: Vec::new(),
             freshness,
+            hints: crate::features::pages_hints(&pages),
         };
         for page in pages {
             let page: ListToolsResult = parse(page)?;

@@ -26,6 +26,11 @@ impl<T: PartialEq> Catalog<T> {
         }
     }
 
+    /// Room for one more upstream.
+    pub(crate) fn grow(&mut self) {
+        self.served.push(Vec::new());
+    }
+
     /// Every key served, upstream by upstream.
     pub(crate) fn keys(&self) -> Vec<String> {
         self.served

@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use tokio::sync::watch;
 use toolwire_client::{Client, Error as ClientError};
 use toolwire_server::protocol::{
     CallToolResult, ErrorObject, JsonObject, Prompt, Resource, ResourceTemplate, Tool, code,
@@ -71,6 +72,8 @@ fn principal_name(principal: &Principal) -> String {
 /// Where one exposed tool's calls go.
 pub(crate) struct Route {
     pub(crate) client: Arc<Client>,
+    /// Set on the first call: a lazy upstream starts being followed.
+    pub(crate) started: Arc<watch::Sender<bool>>,
     pub(crate) upstream: String,
     pub(crate) exposed: String,
     pub(crate) upstream_tool: String,
@@ -83,6 +86,8 @@ impl Route {
     /// Forwards one call, or resumes it when the client brings the input
     /// it was waiting for, and records it once it ends.
     async fn call(&self, args: JsonObject, cx: RequestContext) -> Result<ToolOutput, ToolError> {
+        self.started
+            .send_if_modified(|started| !std::mem::replace(started, true));
         let mut call = match cx.state::<Resume>() {
             None => UpstreamCall::start(
                 Arc::clone(&self.client),

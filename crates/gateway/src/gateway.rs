@@ -4,13 +4,15 @@
 
 use std::sync::{Arc, Mutex};
 
+use tokio::sync::watch;
 use toolwire_client::Client;
 use toolwire_server::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 use toolwire_server::{ChangeFeed, RateLimitStore, Server, ServerBuilder, StateKey};
 
 use crate::audit::AuditLog;
-use crate::config::{GatewayConfig, UpstreamConfig};
+use crate::config::{GatewayConfig, StartMode, UpstreamConfig};
 use crate::error::GatewayError;
+use crate::hints::ListHints;
 use crate::pin::PinStore;
 use crate::registry::{ExposedTool, Registry, WithheldTool};
 use crate::upstream::{UpstreamError, client_for};
@@ -22,6 +24,8 @@ pub(crate) struct Listing {
     pub(crate) prompts: Vec<Prompt>,
     pub(crate) resources: Vec<Resource>,
     pub(crate) templates: Vec<ResourceTemplate>,
+    /// The caching hints of the lists fetched.
+    pub(crate) hints: ListHints,
 }
 
 /// The environment variable with the keys sealing `requestState`: the same
@@ -38,17 +42,82 @@ pub struct Gateway {
 pub(crate) struct Inner {
     pub(crate) server: Server,
     pub(crate) config: GatewayConfig,
-    /// One per upstream; `None` when its client could not be made.
-    pub(crate) clients: Vec<Option<Arc<Client>>>,
+    /// One per upstream, in the configuration's order.
+    pub(crate) slots: Mutex<Vec<Arc<Slot>>>,
     pub(crate) registry: Mutex<Registry>,
     pub(crate) pins: Option<Arc<PinStore>>,
+    /// Set by [`Gateway::watch_upstreams`]: upstreams added later are
+    /// followed too.
+    pub(crate) watching: std::sync::atomic::AtomicBool,
+}
+
+/// One upstream and the client that reaches it.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub(crate) upstream: UpstreamConfig,
+    /// `None` when its client could not be made.
+    pub(crate) client: Option<Arc<Client>>,
+    /// False while a lazy upstream waits for its first use.
+    pub(crate) started: Arc<watch::Sender<bool>>,
+    /// True once a reload removed or replaced it: its watcher stops.
+    pub(crate) retired: watch::Sender<bool>,
+}
+
+impl Slot {
+    /// The slot of `upstream` (a lazy one with pins waits for its first
+    /// use), and why its client could not be made.
+    pub(crate) fn open(
+        upstream: &UpstreamConfig,
+        pins: Option<&PinStore>,
+    ) -> (Slot, Option<UpstreamError>) {
+        let pinned = pinned_tools(pins, upstream).len();
+        let started = upstream.start == StartMode::Boot || pinned == 0;
+        if !started {
+            tracing::info!(upstream = %upstream.name, tools = pinned,
+                "lazy: serving its pinned tools; it starts on the first call of one");
+        } else if upstream.start == StartMode::Lazy {
+            tracing::info!(upstream = %upstream.name,
+                "lazy, but nothing is pinned for it yet: started now to pin its tools");
+        }
+        let (client, error) = match client_for(upstream) {
+            Ok(client) => (Some(Arc::new(client)), None),
+            Err(error) => (None, Some(error)),
+        };
+        let slot = Slot {
+            upstream: upstream.clone(),
+            client,
+            started: Arc::new(watch::channel(started).0),
+            retired: watch::channel(false).0,
+        };
+        (slot, error)
+    }
+
+    /// What stays of a retired slot: its name, no client.
+    pub(crate) fn tombstone(upstream: &UpstreamConfig) -> Slot {
+        Slot {
+            upstream: upstream.clone(),
+            client: None,
+            started: Arc::new(watch::channel(true).0),
+            retired: watch::channel(true).0,
+        }
+    }
+
+    pub(crate) fn is_started(&self) -> bool {
+        *self.started.borrow()
+    }
+
+    pub(crate) fn is_retired(&self) -> bool {
+        *self.retired.borrow()
+    }
 }
 
 impl Gateway {
     /// Connects to every upstream, lists its tools and serves them. An
     /// upstream that cannot be reached or listed is left out (see
     /// [`Gateway::failures`]) and the others are served; two tools that
-    /// would get one name are refused ([`GatewayError::Collision`]).
+    /// would get one name are refused ([`GatewayError::Collision`]). A lazy
+    /// upstream (`start = "lazy"`) is not reached: the tools pinned for it
+    /// are served until one of them is called.
     pub async fn start(config: &GatewayConfig) -> Result<Gateway, GatewayError> {
         Gateway::start_with(config, SharedStores::default()).await
     }
@@ -77,27 +146,24 @@ impl Gateway {
             builder = builder.tool_call_limit(limit);
         }
         let server = builder.build()?;
-        let mut clients = Vec::new();
+        let mut slots = Vec::new();
         let mut registry = Registry::new(config, audit, pins.clone());
         for upstream in &config.upstreams {
-            match client_for(upstream) {
-                Ok(client) => clients.push(Some(Arc::new(client))),
-                Err(error) => {
-                    registry.set_failure(clients.len(), Some(error));
-                    clients.push(None);
-                }
-            }
+            let (slot, error) = Slot::open(upstream, pins.as_deref());
+            registry.set_failure(slots.len(), error);
+            slots.push(Arc::new(slot));
         }
         let gateway = Gateway {
             inner: Arc::new(Inner {
                 server,
                 config: config.clone(),
-                clients,
+                slots: Mutex::new(slots),
                 registry: Mutex::new(registry),
                 pins,
+                watching: Default::default(),
             }),
         };
-        let listings = (0..config.upstreams.len()).map(|i| gateway.list(i));
+        let listings = (0..config.upstreams.len()).map(|i| gateway.first_listing(i));
         for (index, listing) in futures::future::join_all(listings)
             .await
             .into_iter()
@@ -116,7 +182,7 @@ impl Gateway {
     }
 
     /// The tools served now, upstream by upstream in the configuration's
-    /// order.
+    /// order (after a reload, the upstreams it added or changed last).
     pub fn tools(&self) -> Vec<ExposedTool> {
         self.inner.lock().tools()
     }
@@ -142,6 +208,17 @@ impl Gateway {
         self.inner.lock().failures()
     }
 
+    /// The names of the lazy upstreams not started yet (their pinned tools
+    /// are served).
+    pub fn waiting(&self) -> Vec<String> {
+        self.inner
+            .slots()
+            .iter()
+            .filter(|slot| !slot.is_started() && !slot.is_retired())
+            .map(|slot| slot.upstream.name.clone())
+            .collect()
+    }
+
     /// The prompts served now, by exposed name.
     pub fn prompt_names(&self) -> Vec<String> {
         self.inner.lock().prompt_names()
@@ -158,12 +235,29 @@ impl Gateway {
         self.inner.lock().template_uris()
     }
 
+    /// What upstream `index` is served with at start: its lists, or the
+    /// tools pinned for it while it waits for its first use.
+    pub(crate) async fn first_listing(&self, index: usize) -> Result<Listing, UpstreamError> {
+        let slot = self.inner.slot(index);
+        if slot.is_started() {
+            return self.list(index).await;
+        }
+        Ok(Listing {
+            tools: pinned_tools(self.inner.pins.as_deref(), &slot.upstream),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            hints: ListHints::default(),
+        })
+    }
+
     /// The tools, prompts, resources and resource templates of upstream
     /// `index` as it lists them now (an upstream that lists no prompts has
     /// none, and so on).
     pub(crate) async fn list(&self, index: usize) -> Result<Listing, UpstreamError> {
-        let upstream = &self.inner.config.upstreams[index];
-        let Some(client) = &self.inner.clients[index] else {
+        let slot = self.inner.slot(index);
+        let upstream = &slot.upstream;
+        let Some(client) = &slot.client else {
             return Err(self
                 .inner
                 .lock()
@@ -177,18 +271,26 @@ impl Gateway {
             name: upstream.name.clone(),
             reason: format!("cannot list its tools: {e}"),
         })?;
+        let mut hints = ListHints {
+            tools: Some(listing.hints),
+            ..ListHints::default()
+        };
         let tools = listing.tools.into_iter().map(|info| info.tool).collect();
         // A server without prompts answers with an error: it has none.
-        let prompts = client
-            .list_prompts()
-            .await
-            .map(|f| f.value)
-            .unwrap_or_default();
-        let resources = client
-            .list_resources()
-            .await
-            .map(|f| f.value)
-            .unwrap_or_default();
+        let prompts = match client.list_prompts().await {
+            Ok(fetched) => {
+                hints.prompts = Some(fetched.hints);
+                fetched.value
+            }
+            Err(_) => Vec::new(),
+        };
+        let resources = match client.list_resources().await {
+            Ok(fetched) => {
+                hints.resources = Some(fetched.hints);
+                fetched.value
+            }
+            Err(_) => Vec::new(),
+        };
         let templates = client
             .list_resource_templates()
             .await
@@ -199,6 +301,7 @@ impl Gateway {
             prompts,
             resources,
             templates,
+            hints,
         })
     }
 
@@ -209,29 +312,59 @@ impl Gateway {
         index: usize,
         listing: Result<Listing, UpstreamError>,
     ) -> Vec<crate::names::Collision> {
-        let client = self.inner.clients[index].clone();
+        let slot = self.inner.slot(index);
         let mut registry = self.inner.lock();
-        match (listing, client) {
+        // Checked under the lock a reload retires slots with.
+        if slot.is_retired() {
+            return Vec::new();
+        }
+        match (listing, slot.client.clone()) {
             (Ok(listing), Some(client)) => {
                 registry.set_failure(index, None);
                 let server = &self.inner.server;
+                // Hints before the tools come, after they go (below): a
+                // list is never served with hints looser than its upstreams'.
+                registry.set_hints(server, index, listing.hints);
                 registry.serve_prompts(server, index, &client, listing.prompts);
                 registry.serve_resources(server, index, &client, listing.resources);
                 registry.serve_templates(server, index, &client, listing.templates);
-                registry.serve(server, index, client, listing.tools)
+                let started = Arc::clone(&slot.started);
+                registry.serve(server, index, client, started, listing.tools)
             }
             (Ok(_), None) => Vec::new(),
             (Err(error), _) => {
                 tracing::warn!(%error, "upstream left out; its tools are not served");
                 registry.set_failure(index, Some(error));
                 registry.serve_none(&self.inner.server, index);
+                registry.set_hints(&self.inner.server, index, ListHints::default());
                 Vec::new()
             }
         }
     }
 }
 
+/// The tools pinned for `upstream` (none without a lock file).
+fn pinned_tools(pins: Option<&PinStore>, upstream: &UpstreamConfig) -> Vec<Tool> {
+    pins.map(|pins| pins.pinned(&upstream.name))
+        .unwrap_or_default()
+}
+
 impl Inner {
+    /// The upstreams now.
+    pub(crate) fn slots(&self) -> Vec<Arc<Slot>> {
+        self.slots_mut().clone()
+    }
+
+    pub(crate) fn slots_mut(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Slot>>> {
+        self.slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn slot(&self, index: usize) -> Arc<Slot> {
+        Arc::clone(&self.slots()[index])
+    }
+
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
         self.registry
             .lock()

@@ -6,7 +6,8 @@
 //! names, `<prefix><separator><tool>`. Policy sits in one place: allow and
 //! deny patterns, per-tool scopes and rate limits, argument and result
 //! checks against the upstream's schemas, sanitising, timeouts and
-//! cancellation, and one audit record per call.
+//! cancellation, and one audit record per call. [`Gateway::reload`] takes a
+//! new configuration while serving (the CLI calls it on SIGHUP).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -38,9 +39,11 @@ mod error;
 mod forward;
 mod gateway;
 mod glob;
+mod hints;
 mod names;
 pub mod pin;
 mod registry;
+mod reload;
 pub mod scan;
 mod upstream;
 mod watch;
@@ -51,5 +54,6 @@ pub use gateway::{Gateway, STATE_KEYS_ENV, SharedStores};
 pub use glob::Glob;
 pub use names::{Collision, NameTable, Origin, exposed_name};
 pub use registry::{ExposedTool, WithheldTool};
+pub use reload::Reloaded;
 pub use upstream::{UpstreamError, client_for};
 pub use watch::POLL_EVERY;

@@ -69,27 +69,19 @@ pub struct PinStore {
 impl PinStore {
     /// Reads the lock file at `path` (none yet: no pins).
     pub fn open(path: &Path, mode: PinMode) -> io::Result<PinStore> {
-        let pins = match std::fs::read(path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "{} is not a toolwire-gateway lock file: {e}",
-                        path.display()
-                    ),
-                )
-            })?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => LockFile {
-                version: 1,
-                tools: BTreeMap::new(),
-            },
-            Err(e) => return Err(e),
-        };
         Ok(PinStore {
             path: path.to_owned(),
             mode,
-            pins: Mutex::new(pins),
+            pins: Mutex::new(read_lock_file(path)?),
         })
+    }
+
+    /// Reads the lock file again (approvals made since by `toolwire gateway
+    /// approve`); on error the pins held stay.
+    pub fn reread(&self) -> io::Result<()> {
+        let pins = read_lock_file(&self.path)?;
+        *self.lock() = pins;
+        Ok(())
     }
 
     /// The mode for tools not pinned yet.
@@ -119,6 +111,18 @@ impl PinStore {
         }
     }
 
+    /// The definitions pinned for `upstream`, by tool name (those a lazy
+    /// upstream is served with until it starts).
+    pub fn pinned(&self, upstream: &str) -> Vec<Tool> {
+        let prefix = key(upstream, "");
+        self.lock()
+            .tools
+            .iter()
+            .filter(|(key, _)| key.starts_with(&prefix))
+            .filter_map(|(_, pin)| serde_json::from_value(pin.definition.clone()).ok())
+            .collect()
+    }
+
     /// Pins `tool`'s definition as it is now (and writes the lock file);
     /// returns the pin it replaced.
     pub fn approve(&self, upstream: &str, tool: &Tool) -> Result<Option<Pin>, io::Error> {
@@ -146,6 +150,26 @@ impl PinStore {
         self.pins
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The lock file at `path` (none yet: no pins).
+fn read_lock_file(path: &Path) -> io::Result<LockFile> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{} is not a toolwire-gateway lock file: {e}",
+                    path.display()
+                ),
+            )
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(LockFile {
+            version: 1,
+            tools: BTreeMap::new(),
+        }),
+        Err(e) => Err(e),
     }
 }
 

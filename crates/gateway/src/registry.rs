@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use tokio::sync::watch;
 use toolwire_client::Client;
 use toolwire_server::Server;
 use toolwire_server::protocol::{Prompt, Resource, ResourceTemplate, Tool};
@@ -18,6 +19,7 @@ use crate::error::GatewayError;
 use crate::forward::{
     Route, forwarding_prompt, forwarding_resource, forwarding_template, forwarding_tool,
 };
+use crate::hints::ListHints;
 use crate::names::{Collision, NameTable, Origin, exposed_name};
 use crate::pin::{PinState, PinStore};
 use crate::upstream::UpstreamError;
@@ -69,6 +71,7 @@ pub(crate) struct Registry {
     failures: Vec<Option<UpstreamError>>,
     /// Calls waiting for input, shared by every route.
     parked: Arc<Parked>,
+    hints: Vec<ListHints>,
 }
 
 impl Registry {
@@ -90,7 +93,36 @@ impl Registry {
             withheld: (0..count).map(|_| Vec::new()).collect(),
             failures: vec![None; count],
             parked: Arc::default(),
+            hints: vec![ListHints::default(); count],
         }
+    }
+
+    /// Room for one more upstream (added by a reload), as number `len`.
+    pub(crate) fn add_slot(&mut self, upstream: &UpstreamConfig) {
+        self.config.upstreams.push(upstream.clone());
+        self.served.push(Vec::new());
+        self.prompts.grow();
+        self.resources.grow();
+        self.templates.grow();
+        self.withheld.push(Vec::new());
+        self.failures.push(None);
+        self.hints.push(ListHints::default());
+    }
+
+    /// Stops serving upstream `index` for good (a reload removed or
+    /// replaced it).
+    pub(crate) fn retire(&mut self, server: &Server, index: usize) {
+        self.serve_none(server, index);
+        self.set_hints(server, index, ListHints::default());
+        self.withheld[index].clear();
+        self.failures[index] = None;
+    }
+
+    /// Records the hints of upstream `index`'s lists and puts the merged
+    /// hints of all upstreams on `server`'s lists.
+    pub(crate) fn set_hints(&mut self, server: &Server, index: usize, hints: ListHints) {
+        self.hints[index] = hints;
+        ListHints::merged(&self.hints).publish(server);
     }
 
     /// Signs of tool poisoning in each served tool, by exposed name (only
@@ -149,6 +181,7 @@ impl Registry {
         server: &Server,
         index: usize,
         client: Arc<Client>,
+        started: Arc<watch::Sender<bool>>,
         tools: Vec<Tool>,
     ) -> Vec<Collision> {
         let upstream = self.config.upstreams[index].clone();
@@ -177,7 +210,7 @@ impl Registry {
             if kept.iter().any(|s| s.exposed.name == name) {
                 continue;
             }
-            match self.add(server, index, &upstream, &client, name, tool) {
+            match self.add(server, index, &upstream, (&client, &started), name, tool) {
                 Ok(served) => kept.push(served),
                 Err(collision) => collisions.push(collision),
             }
@@ -393,7 +426,7 @@ impl Registry {
         server: &Server,
         index: usize,
         upstream: &UpstreamConfig,
-        client: &Arc<Client>,
+        (client, started): (&Arc<Client>, &Arc<watch::Sender<bool>>),
         name: String,
         tool: Tool,
     ) -> Result<Served, Collision> {
@@ -411,6 +444,7 @@ impl Registry {
         let scope = scope_of(upstream, &tool.name);
         let route = Arc::new(Route {
             client: Arc::clone(client),
+            started: Arc::clone(started),
             upstream: upstream.name.clone(),
             exposed: name.clone(),
             upstream_tool: tool.name.clone(),

@@ -3,8 +3,10 @@
 //! gateway list it again), a refetch every [`POLL_EVERY`] when it offers no
 //! stream, and when it goes away its tools leave the list until it is back
 //! (tried again with waits from 1 s doubling to 30 s; a stdio upstream's
-//! process is started again by its transport).
+//! process is started again by its transport). A lazy upstream is followed
+//! from the first call of one of its tools.
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -25,28 +27,53 @@ impl Gateway {
     /// runtime that serves the gateway). The tasks end when the gateway's
     /// last clone is dropped.
     pub fn watch_upstreams(&self) {
-        for index in 0..self.inner.clients.len() {
-            let weak = std::sync::Arc::downgrade(&self.inner);
-            tokio::spawn(async move {
-                let mut delay = FIRST_RETRY;
-                loop {
-                    let Some(inner) = weak.upgrade() else { return };
-                    let gateway = Gateway { inner };
-                    let Some(wait) = gateway.follow(index, &mut delay).await else {
-                        return;
-                    };
-                    drop(gateway);
-                    tokio::time::sleep(wait).await;
-                }
-            });
+        self.inner.watching.store(true, Ordering::SeqCst);
+        for index in 0..self.inner.slots().len() {
+            self.watch(index);
         }
+    }
+
+    pub(crate) fn is_watching(&self) -> bool {
+        self.inner.watching.load(Ordering::SeqCst)
+    }
+
+    /// Follows upstream `index` from now on (a lazy one from its first
+    /// use) until a reload retires it.
+    pub(crate) fn watch(&self, index: usize) {
+        let weak = std::sync::Arc::downgrade(&self.inner);
+        let slot = self.inner.slot(index);
+        let mut started = slot.started.subscribe();
+        let mut retired = slot.retired.subscribe();
+        drop(slot);
+        let follow = async move {
+            if started.wait_for(|started| *started).await.is_err() {
+                return;
+            }
+            let mut delay = FIRST_RETRY;
+            loop {
+                let Some(inner) = weak.upgrade() else { return };
+                let gateway = Gateway { inner };
+                let Some(wait) = gateway.follow(index, &mut delay).await else {
+                    return;
+                };
+                drop(gateway);
+                tokio::time::sleep(wait).await;
+            }
+        };
+        tokio::spawn(async move {
+            tokio::select! {
+                () = follow => {}
+                _ = retired.wait_for(|retired| *retired) => {}
+            }
+        });
     }
 
     /// Follows upstream `index` until its stream ends or it fails; returns
     /// how long to wait before the next attempt (`None`: there is no client
     /// to follow it with).
     async fn follow(&self, index: usize, delay: &mut Duration) -> Option<Duration> {
-        let client = self.inner.clients[index].clone()?;
+        let slot = self.inner.slot(index);
+        let client = slot.client.clone()?;
         let filter = SubscriptionFilter {
             tools_list_changed: Some(true),
             prompts_list_changed: Some(true),
@@ -65,7 +92,7 @@ impl Gateway {
         let mut subscription = match subscription {
             Ok(subscription) => subscription,
             Err(error) => {
-                let upstream = &self.inner.config.upstreams[index].name;
+                let upstream = &slot.upstream.name;
                 tracing::debug!(%error, upstream, "no listen stream; polling its tool list");
                 *delay = FIRST_RETRY;
                 return Some(POLL_EVERY);
@@ -84,7 +111,7 @@ impl Gateway {
                 }
                 Ok(_) => {}
                 Err(error) => {
-                    let upstream = &self.inner.config.upstreams[index].name;
+                    let upstream = &slot.upstream.name;
                     tracing::debug!(%error, upstream, "its listen stream failed");
                     break;
                 }

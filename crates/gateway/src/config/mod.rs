@@ -102,6 +102,22 @@ pub struct UpstreamConfig {
     pub rate_limit: Option<RateLimit>,
     /// Tools visible and callable only with a scope: (tools, scope).
     pub scopes: Vec<(Glob, String)>,
+    /// When the gateway first reaches it: at start (the default) or on the
+    /// first call of one of its tools.
+    pub start: StartMode,
+}
+
+/// When the gateway first reaches an upstream (`start = "boot"` or `"lazy"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StartMode {
+    /// At start: its process is started (or its URL reached) and its lists
+    /// fetched before the gateway serves.
+    #[default]
+    Boot,
+    /// On first use: until one of its tools is called, the gateway serves
+    /// the tools pinned for it in the lock file without starting it. With
+    /// nothing pinned for it yet it is started at boot, once, to pin them.
+    Lazy,
 }
 
 /// How the gateway reaches an upstream.
@@ -210,6 +226,7 @@ const UPSTREAM_KEYS: &[&str] = &[
     "timeout_s",
     "rate_limit",
     "scopes",
+    "start",
 ];
 /// The keys of a `tokens` entry.
 const TOKEN_KEYS: &[&str] = &["env", "scopes"];

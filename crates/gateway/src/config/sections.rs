@@ -41,8 +41,46 @@ impl Table<'_> {
                 .transpose()?,
             redis: redis(&gateway)?,
             tokens: tokens(&gateway)?,
-            upstreams: upstreams(self)?,
+            upstreams: lazy_needs_lock(&gateway, self, upstreams(self)?)?,
         })
+    }
+}
+
+/// Refuses `start = "lazy"` without `lock`: a lazy upstream's tools are
+/// served from their pins until it starts.
+fn lazy_needs_lock(
+    gateway: &Table,
+    root: &Table,
+    upstreams: Vec<UpstreamConfig>,
+) -> Checked<Vec<UpstreamConfig>> {
+    if gateway.get("lock").is_some() {
+        return Ok(upstreams);
+    }
+    let Some(lazy) = upstreams.iter().position(|u| u.start == StartMode::Lazy) else {
+        return Ok(upstreams);
+    };
+    let items = root
+        .get("upstream")
+        .expect("upstreams were read")
+        .items("")?;
+    let table = items[lazy].table("")?;
+    let label = format!("upstream {:?}", upstreams[lazy].name);
+    let field = table.named(label).get("start").expect("start was read");
+    Err(field.error(
+        "expected only with lock = \"FILE\" in [gateway]: until a lazy upstream is \
+         first used, the gateway serves the tools pinned for it in the lock file",
+    ))
+}
+
+/// `start`: `"boot"` (the default) or `"lazy"`.
+pub(super) fn start(table: &Table) -> Checked<StartMode> {
+    let Some(field) = table.get("start") else {
+        return Ok(StartMode::Boot);
+    };
+    match field.str() {
+        Some("boot") => Ok(StartMode::Boot),
+        Some("lazy") => Ok(StartMode::Lazy),
+        _ => Err(field.expected("\"boot\" or \"lazy\"")),
     }
 }
 
@@ -299,6 +337,7 @@ pub(super) fn upstream<'a>(table: Table<'a>, n: usize) -> Checked<(UpstreamConfi
             .map(|field| rate_limit(&field))
             .transpose()?,
         scopes: scopes(&table)?,
+        start: start(&table)?,
         name: name_text,
     };
     Ok((upstream, name))

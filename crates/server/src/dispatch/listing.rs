@@ -34,7 +34,7 @@ impl Server {
             .collect();
         let config = &self.inner.config;
         let (items, next_cursor) = pagination::page(&visible, after, config.page_size);
-        let mut hint = config.list_cache;
+        let mut hint = registry.list_cache().unwrap_or(config.list_cache);
         if scoped || cx.principal().is_authenticated() {
             hint.scope = CacheScope::Private;
         }

@@ -6,6 +6,7 @@ use serde_json::Value;
 use toolwire_protocol::Tool;
 use toolwire_schema::{CompiledSchema, HeaderParam};
 
+use crate::features::cache::CacheHint;
 use crate::features::tool::{ErasedToolHandler, ToolBuilder};
 use crate::store::change_feed::{Change, ChangeFeed};
 
@@ -205,6 +206,9 @@ pub(crate) struct Registry<T> {
     feed: Arc<dyn ChangeFeed>,
     /// What an edit publishes (`None`: nobody listens for this list).
     change: Option<Change>,
+    /// The caching hints of this list's results in place of the server's
+    /// (`None`: the server's).
+    list_cache: RwLock<Option<CacheHint>>,
 }
 
 impl<T: Named> Registry<T> {
@@ -214,7 +218,18 @@ impl<T: Named> Registry<T> {
             next_seq: std::sync::atomic::AtomicU64::new(0),
             feed,
             change,
+            list_cache: RwLock::new(None),
         }
+    }
+
+    /// The caching hints set for this list, if any.
+    pub fn list_cache(&self) -> Option<CacheHint> {
+        *self.list_cache.read().expect("registry lock")
+    }
+
+    /// Sets (or, with `None`, unsets) the caching hints of this list.
+    pub fn set_list_cache(&self, hint: Option<CacheHint>) {
+        *self.list_cache.write().expect("registry lock") = hint;
     }
 
     /// A consistent snapshot of every entry, in registration order.
