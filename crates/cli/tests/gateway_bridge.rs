@@ -3,7 +3,7 @@
 //! real `elicitation/create` reach a 2026-07-28 client as `input_required`
 //! and a 2025-11-25 client as a real request; the answer goes back to the
 //! upstream call that waits for it. And a 2025-11-25 upstream's resource
-//! templates, served to a 2026-07-28 client.
+//! templates and resource updates, served to a 2026-07-28 client.
 
 #[allow(dead_code)]
 #[path = "../../server/tests/common/legacy_http.rs"]
@@ -263,6 +263,41 @@ async fn an_upstreams_resource_templates_are_listed_and_matching_reads_forwarded
             "Resource not found",
             Some(json!({"uri": "other://1"}))
         )
+    );
+    stop(gateway).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstreams_resource_updates_reach_the_clients_subscribed_to_them() {
+    use std::time::Duration;
+    use toolwire::client::ListenEvent;
+    use toolwire::protocol::SubscriptionFilter;
+    let gateway = gateway().await;
+    let client = Client::builder(HttpTransport::new(&gateway.url).unwrap()).build();
+    let filter = SubscriptionFilter {
+        resource_subscriptions: Some(vec!["note://pinned".into()]),
+        ..Default::default()
+    };
+    let mut subscription = client.listen(filter).await.unwrap();
+    // The gateway follows the upstream's resources once it has listed them:
+    // touch until the upstream has a subscriber (bounded).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let touched = client.call_tool("old__touch", json!({})).await.unwrap();
+        if text(&touched) == "touched note://pinned" {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{}", text(&touched));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let event = tokio::time::timeout(Duration::from_secs(10), subscription.next_event())
+        .await
+        .expect("an update within 10 s");
+    assert_eq!(
+        event.unwrap().unwrap(),
+        ListenEvent::ResourceUpdated {
+            uri: "note://pinned".into()
+        }
     );
     stop(gateway).await;
 }

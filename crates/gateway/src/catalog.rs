@@ -40,6 +40,11 @@ impl<T: PartialEq> Catalog<T> {
             .collect()
     }
 
+    /// The keys upstream `index` holds.
+    pub(crate) fn keys_of(&self, index: usize) -> Vec<String> {
+        self.served[index].iter().map(|e| e.key.clone()).collect()
+    }
+
     /// Serves `wanted` for upstream `index` in place of what it served:
     /// unchanged items stay, changed and gone ones are `remove`d, new ones
     /// `add`ed. Returns the keys withheld because another upstream holds them.

@@ -297,6 +297,11 @@ impl Registry {
         self.resources.keys()
     }
 
+    /// The URIs of the resources upstream `index` serves now.
+    pub(crate) fn resource_uris_of(&self, index: usize) -> Vec<String> {
+        self.resources.keys_of(index)
+    }
+
     /// The resource templates served now, by URI template.
     pub(crate) fn template_uris(&self) -> Vec<String> {
         self.templates.keys()

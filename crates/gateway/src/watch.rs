@@ -1,6 +1,7 @@
 //! Keeping each upstream's tools current while the gateway serves: a
 //! `subscriptions/listen` stream per upstream (its `list_changed` makes the
-//! gateway list it again), a refetch every [`POLL_EVERY`] when it offers no
+//! gateway list it again; its `resources/updated` for a resource served
+//! from it reaches the clients that subscribed to it), a refetch every [`POLL_EVERY`] when it offers no
 //! stream, and when it goes away its tools leave the list until it is back
 //! (tried again with waits from 1 s doubling to 30 s; a stdio upstream's
 //! process is started again by its transport). A lazy upstream is followed
@@ -74,11 +75,13 @@ impl Gateway {
     async fn follow(&self, index: usize, delay: &mut Duration) -> Option<Duration> {
         let slot = self.inner.slot(index);
         let client = slot.client.clone()?;
+        // Updates of the resources served from it, as known so far.
+        let watched = self.inner.lock().resource_uris_of(index);
         let filter = SubscriptionFilter {
             tools_list_changed: Some(true),
             prompts_list_changed: Some(true),
             resources_list_changed: Some(true),
-            ..Default::default()
+            resource_subscriptions: (!watched.is_empty()).then(|| watched.clone()),
         };
         let subscription = client.listen(filter).await;
         // Listed after subscribing: a change made in between is in this
@@ -88,6 +91,10 @@ impl Gateway {
         self.apply(index, listing);
         if !listed {
             return Some(backoff(delay));
+        }
+        if subscription.is_ok() && self.inner.lock().resource_uris_of(index) != watched {
+            // Listen again, for the resources it serves now.
+            return Some(Duration::ZERO);
         }
         let mut subscription = match subscription {
             Ok(subscription) => subscription,
@@ -108,6 +115,13 @@ impl Gateway {
                 ) => {
                     let listing = self.list(index).await;
                     self.apply(index, listing);
+                    if self.inner.lock().resource_uris_of(index) != watched {
+                        *delay = FIRST_RETRY;
+                        return Some(Duration::ZERO);
+                    }
+                }
+                Ok(ListenEvent::ResourceUpdated { uri }) if watched.contains(&uri) => {
+                    self.inner.server.notify_resource_updated(&uri);
                 }
                 Ok(_) => {}
                 Err(error) => {

@@ -1,11 +1,14 @@
 # A 2025-11-25 MCP server on stdio that asks its client during a call, as
 # servers of that era do: tool `confirm` sends a real `elicitation/create`
 # (when the client declared elicitation) and answers with what came back.
-# It also serves the resource template `note://{id}`.
+# It also serves the resource template `note://{id}` and the resource
+# `note://pinned`, whose subscribers hear `notifications/resources/updated`
+# when tool `touch` is called.
 import json
 import sys
 
 asks_allowed = False
+subscribed = set()
 
 
 def send(message):
@@ -47,13 +50,28 @@ while True:
         asks_allowed = "elicitation" in message["params"].get("capabilities", {})
         send({"jsonrpc": "2.0", "id": id_, "result": {
             "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}, "resources": {}},
+            "capabilities": {"tools": {}, "resources": {"subscribe": True}},
             "serverInfo": {"name": "legacy-asker", "version": "1.0"}}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": id_, "result": {"tools": [{
-            "name": "confirm", "inputSchema": {"type": "object", "properties": {}}}]}})
+            "name": "confirm", "inputSchema": {"type": "object", "properties": {}}}, {
+            "name": "touch", "inputSchema": {"type": "object", "properties": {}}}]}})
     elif method == "resources/list":
-        send({"jsonrpc": "2.0", "id": id_, "result": {"resources": []}})
+        send({"jsonrpc": "2.0", "id": id_, "result": {"resources": [{
+            "uri": "note://pinned", "name": "pinned", "mimeType": "text/plain"}]}})
+    elif method in ("resources/subscribe", "resources/unsubscribe"):
+        uri = message["params"]["uri"]
+        if method == "resources/subscribe":
+            subscribed.add(uri)
+        else:
+            subscribed.discard(uri)
+        send({"jsonrpc": "2.0", "id": id_, "result": {}})
+    elif method == "tools/call" and message["params"]["name"] == "touch":
+        for uri in sorted(subscribed):
+            send({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                  "params": {"uri": uri}})
+        send({"jsonrpc": "2.0", "id": id_, "result": {
+            "content": [{"type": "text", "text": "touched " + ", ".join(sorted(subscribed))}]}})
     elif method == "resources/templates/list":
         send({"jsonrpc": "2.0", "id": id_, "result": {"resourceTemplates": [{
             "uriTemplate": "note://{id}", "name": "note", "mimeType": "text/plain"}]}})
