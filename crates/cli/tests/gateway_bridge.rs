@@ -110,6 +110,30 @@ async fn a_modern_client_answers_a_legacy_upstreams_request_through_the_gateway(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_that_asks_while_it_is_got_asks_the_client_too() {
+    let gateway = gateway().await;
+    let (client, asked) = modern_client(&gateway.url, json!({"ok": true}));
+    let prompt = client
+        .get_prompt("old__confirm", Default::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&prompt.messages).unwrap(),
+        json!([{"role": "user", "content": {"type": "text",
+                "text": r#"answered {"action": "accept", "content": {"ok": true}}"#}}])
+    );
+    assert_eq!(
+        *asked.lock().unwrap(),
+        [(
+            "Go ahead?".to_owned(),
+            "prompts/get".to_owned(),
+            "old__confirm".to_owned()
+        )]
+    );
+    stop(gateway).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn roots_and_sampling_are_asked_of_the_client_the_same_way() {
     use toolwire::protocol::{CreateMessageRequestParams, CreateMessageResult, Root};
     let gateway = gateway().await;

@@ -12,8 +12,10 @@
 //! a retry must reach the instance that holds its call.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -21,13 +23,12 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use toolwire_client::handlers::BoxError;
-use toolwire_client::{Client, Error as ClientError, RequestNotification, RequestOptions};
-use toolwire_server::RequestContext;
-use toolwire_server::audit::arguments_digest;
+use toolwire_client::{Error as ClientError, Fetched, RequestNotification, RequestOptions};
 use toolwire_server::protocol::{
-    CallToolResult, ClientCapabilities, ElicitRequestParams, InputRequest, JsonObject,
-    ProgressNotificationParams,
+    CallToolResult, ClientCapabilities, ElicitRequestParams, ErrorObject, GetPromptResult,
+    InputRequest, ProgressNotificationParams, ReadResourceResult,
 };
+use toolwire_server::{InputRequired, RequestContext, ToolError};
 
 /// How long a parked call waits for the client's answer.
 pub(crate) const PARK_FOR: Duration = Duration::from_secs(600);
@@ -38,43 +39,41 @@ pub(crate) const MAX_PARKED: usize = 1024;
 type Answer = Result<Value, BoxError>;
 
 /// One input request of the upstream, waiting for its answer.
-pub(crate) struct Asked {
-    pub(crate) request: InputRequest,
-    pub(crate) reply: oneshot::Sender<Answer>,
+struct Asked {
+    request: InputRequest,
+    reply: oneshot::Sender<Answer>,
 }
 
-/// What a forwarded call does next.
-pub(crate) enum Step {
+/// What a forwarded request does next.
+enum Step<T> {
     /// The upstream answered (or failed).
-    Done(Result<CallToolResult, ClientError>),
+    Done(Result<T, ClientError>),
     /// The upstream asks for input.
     Ask(Asked),
-    /// The call's task ended without an outcome (it panicked).
+    /// The request's task ended without an outcome (it panicked).
     Lost(String),
 }
 
-/// A forwarded call in flight upstream.
-pub(crate) struct UpstreamCall {
-    task: JoinHandle<Result<CallToolResult, ClientError>>,
+/// A forwarded request (`tools/call`, `prompts/get`, `resources/read`) in
+/// flight upstream, answering `T`.
+pub(crate) struct UpstreamCall<T> {
+    task: JoinHandle<Result<T, ClientError>>,
     asks: mpsc::UnboundedReceiver<Asked>,
     progress: mpsc::UnboundedReceiver<ProgressNotificationParams>,
     cancel: CancellationToken,
     pub(crate) started: Instant,
-    pub(crate) digest: String,
     asked: usize,
 }
 
-impl UpstreamCall {
-    /// Sends `tools/call` for `tool` upstream, declaring the downstream
-    /// client's capabilities, with the upstream's progress (when the
-    /// client asked for it) and input requests coming back here.
-    pub(crate) fn start(
-        client: Arc<Client>,
-        tool: String,
-        args: JsonObject,
-        cx: &RequestContext,
-    ) -> UpstreamCall {
-        let digest = arguments_digest(&args);
+impl<T: Send + 'static> UpstreamCall<T> {
+    /// Sends the request with `send`, given options that declare the
+    /// downstream client's capabilities and bring the upstream's progress
+    /// (when the client asked for it) and input requests back here.
+    pub(crate) fn start<F, Fut>(cx: &RequestContext, send: F) -> UpstreamCall<T>
+    where
+        F: FnOnce(RequestOptions) -> Fut,
+        Fut: Future<Output = Result<T, ClientError>> + Send + 'static,
+    {
         let cancel = CancellationToken::new();
         let (ask_tx, asks) = mpsc::unbounded_channel();
         let (progress_tx, progress) = mpsc::unbounded_channel();
@@ -89,25 +88,19 @@ impl UpstreamCall {
                 }
             });
         }
-        let task = tokio::spawn(async move {
-            client
-                .call_tool_with(&tool, Value::Object(args), &options)
-                .await
-        });
         UpstreamCall {
-            task,
+            task: tokio::spawn(send(options)),
             asks,
             progress,
             cancel,
             started: Instant::now(),
-            digest,
             asked: 0,
         }
     }
 
     /// Waits for the upstream's next step, passing its progress on to `cx`
     /// and a cancellation of `cx` on upstream.
-    pub(crate) async fn next(&mut self, cx: &RequestContext) -> Step {
+    async fn next(&mut self, cx: &RequestContext) -> Step<T> {
         let cancelled = cx.cancellation().clone();
         let step = loop {
             tokio::select! {
@@ -130,17 +123,51 @@ impl UpstreamCall {
     }
 
     /// A fresh key for the next downstream input request.
-    pub(crate) fn next_key(&mut self) -> String {
+    fn next_key(&mut self) -> String {
         self.asked += 1;
         format!("input-{}", self.asked)
     }
 }
 
-impl Drop for UpstreamCall {
-    /// A call dropped before its outcome (expired, or its downstream gone)
-    /// is cancelled upstream.
+impl<T> Drop for UpstreamCall<T> {
+    /// A request dropped before its outcome (expired, or its downstream
+    /// gone) is cancelled upstream.
     fn drop(&mut self) {
         self.cancel.cancel();
+    }
+}
+
+/// How one round of a forwarded request ends.
+pub(crate) enum Round<T> {
+    /// The upstream's outcome (`Err(reason)`: the request's task was lost).
+    Done(UpstreamCall<T>, Result<Result<T, ClientError>, String>),
+    /// The client is asked for input; the request waits, parked.
+    Ask(InputRequired),
+}
+
+/// Runs one round of a forwarded request: starts it with `start` (or, on
+/// a retry, resumes the parked one with the client's answer) and waits for
+/// its outcome or the upstream's next input request for the client.
+pub(crate) async fn run_round<T: Send + 'static>(
+    parked: &Parked<T>,
+    cx: &RequestContext,
+    start: impl FnOnce() -> UpstreamCall<T>,
+) -> Result<Round<T>, ToolError> {
+    let mut call = match cx.state::<Resume>() {
+        None => start(),
+        Some(resume) => parked.resume_with_answer(&resume, cx)?,
+    };
+    loop {
+        match call.next(cx).await {
+            Step::Ask(asked) if !can_answer(cx.client_capabilities(), &asked.request) => {
+                let method = asked.request.method();
+                let reason = format!("the client did not declare the capability for {method}");
+                let _ = asked.reply.send(Err(reason.into()));
+            }
+            Step::Ask(asked) => return parked.ask(call, asked).map(Round::Ask),
+            Step::Done(outcome) => return Ok(Round::Done(call, Ok(outcome))),
+            Step::Lost(reason) => return Ok(Round::Done(call, Err(reason))),
+        }
     }
 }
 
@@ -156,7 +183,7 @@ async fn ask_downstream(asks: mpsc::UnboundedSender<Asked>, request: InputReques
 }
 
 /// Whether a client that declared `capabilities` can answer `request`.
-pub(crate) fn can_answer(capabilities: &ClientCapabilities, request: &InputRequest) -> bool {
+fn can_answer(capabilities: &ClientCapabilities, request: &InputRequest) -> bool {
     match request {
         InputRequest::Elicit(ElicitRequestParams::Url(_)) => capabilities
             .elicitation
@@ -171,68 +198,102 @@ pub(crate) fn can_answer(capabilities: &ClientCapabilities, request: &InputReque
     }
 }
 
-/// What the gateway seals into `requestState` while a call waits.
+/// What the gateway seals into `requestState` while a request waits.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Resume {
-    /// The parked call's id.
-    pub(crate) call: String,
+struct Resume {
+    /// The parked request's id.
+    call: String,
 }
 
-/// A call waiting for the answer to the downstream request `key`.
-pub(crate) struct Waiting {
-    pub(crate) call: UpstreamCall,
-    pub(crate) key: String,
-    pub(crate) reply: oneshot::Sender<Answer>,
+/// A request waiting for the answer to the downstream request `key`.
+struct Waiting<T> {
+    call: UpstreamCall<T>,
+    key: String,
+    reply: oneshot::Sender<Answer>,
     until: Instant,
 }
 
-/// The calls waiting for input, by id.
-#[derive(Default)]
-pub(crate) struct Parked {
-    calls: Mutex<HashMap<String, Waiting>>,
+/// The requests of one kind waiting for input, by id.
+pub(crate) struct Parked<T> {
+    calls: Mutex<HashMap<String, Waiting<T>>>,
 }
 
-impl std::fmt::Debug for Parked {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Parked")
-            .field("calls", &self.lock().len())
-            .finish()
+impl<T> Default for Parked<T> {
+    fn default() -> Self {
+        Parked {
+            calls: Mutex::default(),
+        }
     }
 }
 
-impl Parked {
-    /// Parks `call` until the answer to `key` comes; its id, or the call
-    /// back when too many are waiting.
-    pub(crate) fn park(
-        &self,
-        call: UpstreamCall,
-        key: String,
-        reply: oneshot::Sender<Answer>,
-    ) -> Result<String, (UpstreamCall, oneshot::Sender<Answer>)> {
+/// Every kind of forwarded request waiting for input.
+#[derive(Debug, Default)]
+pub(crate) struct ParkedRequests {
+    pub(crate) calls: Parked<CallToolResult>,
+    pub(crate) prompts: Parked<GetPromptResult>,
+    pub(crate) reads: Parked<Fetched<ReadResourceResult>>,
+}
+
+impl<T> std::fmt::Debug for Parked<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let waiting = self.calls.lock().map(|c| c.len()).unwrap_or_default();
+        f.debug_struct("Parked").field("waiting", &waiting).finish()
+    }
+}
+
+impl<T: Send + 'static> Parked<T> {
+    /// Parks `call` and asks the client for what the upstream asked, with
+    /// the parked request's id sealed in the state; refused when too many
+    /// requests are waiting.
+    fn ask(&self, mut call: UpstreamCall<T>, asked: Asked) -> Result<InputRequired, ToolError> {
+        let key = call.next_key();
+        let ask = InputRequired::new().ask(key.clone(), &asked.request);
         let mut calls = self.lock();
         let now = Instant::now();
         calls.retain(|_, waiting| waiting.until > now);
         if calls.len() >= MAX_PARKED {
-            return Err((call, reply));
+            drop(calls);
+            let _ = asked
+                .reply
+                .send(Err("too many requests are waiting for input".into()));
+            return Err(ToolError::new(
+                "the gateway has too many requests waiting for input; try again later",
+            ));
         }
         let id = random_id();
         let waiting = Waiting {
             call,
             key,
-            reply,
+            reply: asked.reply,
             until: now + PARK_FOR,
         };
         calls.insert(id.clone(), waiting);
-        Ok(id)
+        Ok(ask.with_state(&Resume { call: id }))
     }
 
-    /// Takes the call parked under `id`, unless it expired.
-    pub(crate) fn resume(&self, id: &str) -> Option<Waiting> {
-        let waiting = self.lock().remove(id)?;
-        (waiting.until > Instant::now()).then_some(waiting)
+    /// The request parked under `resume`'s id, given the client's answer.
+    fn resume_with_answer(
+        &self,
+        resume: &Resume,
+        cx: &RequestContext,
+    ) -> Result<UpstreamCall<T>, ToolError> {
+        let waiting = self.lock().remove(&resume.call);
+        let Some(waiting) = waiting.filter(|w| w.until > Instant::now()) else {
+            return Err(ErrorObject::invalid_params(
+                "the request this answer is for is no longer waiting (it expired, or another \
+                 gateway instance holds it); send it again",
+            )
+            .into());
+        };
+        let answer = match cx.input_response(&waiting.key) {
+            Some(answer) => Ok(answer.clone()),
+            None => Err(format!("the client did not answer {:?}", waiting.key).into()),
+        };
+        let _ = waiting.reply.send(answer);
+        Ok(waiting.call)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Waiting>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Waiting<T>>> {
         self.calls
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -248,7 +309,7 @@ fn random_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolwire_server::protocol::ElicitationCapability;
+    use toolwire_server::protocol::{ElicitationCapability, JsonObject};
 
     #[test]
     fn answerable_requests_follow_the_declared_capabilities() {

@@ -8,20 +8,25 @@
 //! the upstream request. Input the upstream asks for goes to the client
 //! (see [`crate::bridge`]).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Instant;
 
+use serde_json::Value;
 use tokio::sync::watch;
 use toolwire_client::{Client, Error as ClientError};
+use toolwire_server::audit::arguments_digest;
 use toolwire_server::protocol::{
-    CallToolResult, ErrorObject, JsonObject, Prompt, Resource, ResourceTemplate, Tool, code,
+    CallToolResult, ErrorObject, JsonObject, Prompt, PromptMessage, Resource, ResourceTemplate,
+    Tool, code,
 };
 use toolwire_server::{
-    BoxFuture, InputRequired, Principal, PromptBuilder, ReadRequest, ReadResult, RequestContext,
-    ResourceBuilder, ResourceTemplateBuilder, ToolBuilder, ToolError, ToolOutput,
+    BoxFuture, Principal, PromptBuilder, ReadRequest, ReadResult, RequestContext, ResourceBuilder,
+    ResourceTemplateBuilder, ToolBuilder, ToolError, ToolOutput,
 };
 
 use crate::audit::{AuditLog, AuditRecord};
-use crate::bridge::{Asked, Parked, Resume, Step, UpstreamCall, can_answer};
+use crate::bridge::{ParkedRequests, Round, UpstreamCall, run_round};
 use crate::config::UpstreamConfig;
 
 /// The downstream definition of an upstream tool: its name exposed, its
@@ -78,8 +83,8 @@ pub(crate) struct Route {
     pub(crate) exposed: String,
     pub(crate) upstream_tool: String,
     pub(crate) audit: Option<Arc<AuditLog>>,
-    /// The gateway's calls waiting for input.
-    pub(crate) parked: Arc<Parked>,
+    /// The gateway's requests waiting for input.
+    pub(crate) parked: Arc<ParkedRequests>,
 }
 
 impl Route {
@@ -88,91 +93,49 @@ impl Route {
     async fn call(&self, args: JsonObject, cx: RequestContext) -> Result<ToolOutput, ToolError> {
         self.started
             .send_if_modified(|started| !std::mem::replace(started, true));
-        let mut call = match cx.state::<Resume>() {
-            None => UpstreamCall::start(
-                Arc::clone(&self.client),
-                self.upstream_tool.clone(),
-                args,
-                &cx,
-            ),
-            Some(resume) => self.resume(&resume, &cx)?,
+        let digest = arguments_digest(&args);
+        let start = || {
+            let (client, tool) = (Arc::clone(&self.client), self.upstream_tool.clone());
+            UpstreamCall::start(&cx, move |options| async move {
+                client
+                    .call_tool_with(&tool, Value::Object(args), &options)
+                    .await
+            })
         };
-        loop {
-            match call.next(&cx).await {
-                Step::Ask(asked) if !can_answer(cx.client_capabilities(), &asked.request) => {
-                    let method = asked.request.method();
-                    let _ = asked.reply.send(Err(format!(
-                        "the client did not declare the capability for {method}"
-                    )
-                    .into()));
-                }
-                Step::Ask(asked) => return self.ask(call, asked),
-                Step::Done(Err(ClientError::Protocol {
-                    code: code::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    message,
-                    data,
-                })) => {
-                    // The client's own doing: it learns which capability, as
-                    // it would from the upstream directly.
-                    self.record(&call, &cx, "refused");
-                    let mut error =
-                        ErrorObject::new(code::MISSING_REQUIRED_CLIENT_CAPABILITY, message);
-                    error.data = data;
-                    return Err(error.into());
-                }
-                Step::Done(outcome) => {
-                    let (result, label) = self.answer(outcome);
-                    self.record(&call, &cx, label);
-                    return Ok(ToolOutput::Complete(result));
-                }
-                Step::Lost(reason) => {
-                    self.record(&call, &cx, "upstream_error");
-                    let upstream = &self.upstream;
-                    let text = format!("upstream {upstream:?} failed: {reason}");
-                    return Ok(ToolOutput::Complete(CallToolResult::error(text)));
-                }
+        let (call, outcome) = match run_round(&self.parked.calls, &cx, start).await? {
+            Round::Ask(ask) => return Ok(ToolOutput::InputRequired(ask)),
+            Round::Done(call, outcome) => (call, outcome),
+        };
+        let record = |outcome| self.record(call.started, digest, &cx, outcome);
+        match outcome {
+            Ok(Err(ClientError::Protocol {
+                code: code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message,
+                data,
+            })) => {
+                // The client's own doing: it learns which capability, as it
+                // would from the upstream directly.
+                record("refused");
+                let mut error = ErrorObject::new(code::MISSING_REQUIRED_CLIENT_CAPABILITY, message);
+                error.data = data;
+                Err(error.into())
+            }
+            Ok(outcome) => {
+                let (result, label) = self.answer(outcome);
+                record(label);
+                Ok(ToolOutput::Complete(result))
+            }
+            Err(reason) => {
+                record("upstream_error");
+                let upstream = &self.upstream;
+                let text = format!("upstream {upstream:?} failed: {reason}");
+                Ok(ToolOutput::Complete(CallToolResult::error(text)))
             }
         }
-    }
-
-    /// Parks `call` and asks the client for what the upstream asked.
-    fn ask(&self, mut call: UpstreamCall, asked: Asked) -> Result<ToolOutput, ToolError> {
-        let key = call.next_key();
-        let request = asked.request.clone();
-        match self.parked.park(call, key.clone(), asked.reply) {
-            Ok(id) => Ok(ToolOutput::InputRequired(
-                InputRequired::new()
-                    .ask(key, &request)
-                    .with_state(&Resume { call: id }),
-            )),
-            Err((_call, reply)) => {
-                let _ = reply.send(Err("too many calls are waiting for input".into()));
-                Err(ToolError::new(
-                    "the gateway has too many calls waiting for input; try again later",
-                ))
-            }
-        }
-    }
-
-    /// The parked call a retry resumes, given the client's answer.
-    fn resume(&self, resume: &Resume, cx: &RequestContext) -> Result<UpstreamCall, ToolError> {
-        let Some(waiting) = self.parked.resume(&resume.call) else {
-            return Err(ErrorObject::invalid_params(
-                "the call this answer is for is no longer waiting (it expired, or another \
-                 gateway instance holds it); call the tool again",
-            )
-            .into());
-        };
-        let answer = match cx.input_response(&waiting.key) {
-            Some(answer) => Ok(answer.clone()),
-            None => Err(format!("the client did not answer {:?}", waiting.key).into()),
-        };
-        let _ = waiting.reply.send(answer);
-        Ok(waiting.call)
     }
 
     /// Writes the call's audit record.
-    fn record(&self, call: &UpstreamCall, cx: &RequestContext, outcome: &'static str) {
+    fn record(&self, started: Instant, digest: String, cx: &RequestContext, outcome: &'static str) {
         if let Some(audit) = &self.audit {
             audit.write(&AuditRecord {
                 event: "call",
@@ -181,9 +144,9 @@ impl Route {
                 upstream: self.upstream.clone(),
                 tool: self.exposed.clone(),
                 upstream_tool: self.upstream_tool.clone(),
-                arguments_sha256: call.digest.clone(),
+                arguments_sha256: digest,
                 outcome,
-                duration_ms: AuditRecord::millis(call.started.elapsed()),
+                duration_ms: AuditRecord::millis(started.elapsed()),
             });
         }
     }
@@ -217,14 +180,62 @@ impl Route {
     }
 }
 
+/// What forwarding a prompt or resource needs: the upstream's name and
+/// client, and where its requests wait for input.
+#[derive(Clone)]
+pub(crate) struct UpstreamLink {
+    pub(crate) upstream: String,
+    pub(crate) client: Arc<Client>,
+    pub(crate) parked: Arc<ParkedRequests>,
+}
+
+impl UpstreamLink {
+    /// The downstream error for an upstream failure.
+    fn failed(&self, error: impl std::fmt::Display) -> ToolError {
+        ToolError::new(format!("upstream {:?} failed: {error}", self.upstream))
+    }
+
+    /// `prompts/get` upstream, input rounds passed on to the client.
+    async fn get_prompt(
+        self,
+        name: String,
+        args: BTreeMap<String, String>,
+        cx: RequestContext,
+    ) -> Result<Vec<PromptMessage>, ToolError> {
+        let client = Arc::clone(&self.client);
+        let start = || {
+            UpstreamCall::start(&cx, move |options| async move {
+                client.get_prompt_with(&name, args, &options).await
+            })
+        };
+        match run_round(&self.parked.prompts, &cx, start).await? {
+            Round::Ask(ask) => Err(ask.into()),
+            Round::Done(_, Ok(Ok(result))) => Ok(result.messages),
+            Round::Done(_, Ok(Err(error))) => Err(self.failed(error)),
+            Round::Done(_, Err(reason)) => Err(self.failed(reason)),
+        }
+    }
+
+    /// `resources/read` upstream, input rounds passed on to the client.
+    async fn read(self, uri: String, cx: RequestContext) -> ReadResult {
+        let client = Arc::clone(&self.client);
+        let start = || {
+            UpstreamCall::start(&cx, move |options| async move {
+                client.read_resource_with(&uri, &options).await
+            })
+        };
+        match run_round(&self.parked.reads, &cx, start).await? {
+            Round::Ask(ask) => Err(ask.into()),
+            Round::Done(_, Ok(Ok(read))) => Ok(read.value.contents),
+            Round::Done(_, Ok(Err(error))) => Err(self.failed(error)),
+            Round::Done(_, Err(reason)) => Err(self.failed(reason)),
+        }
+    }
+}
+
 /// The downstream definition of an upstream prompt: its name exposed, its
 /// arguments as declared, `prompts/get` forwarded under its own name.
-pub(crate) fn forwarding_prompt(
-    name: &str,
-    prompt: Prompt,
-    upstream: &str,
-    client: Arc<Client>,
-) -> PromptBuilder {
+pub(crate) fn forwarding_prompt(name: &str, prompt: Prompt, link: UpstreamLink) -> PromptBuilder {
     let mut builder = PromptBuilder::new(name);
     if let Some(title) = prompt.title {
         builder = builder.title(title);
@@ -238,28 +249,12 @@ pub(crate) fn forwarding_prompt(
         builder = builder.argument(argument.name, description, required);
     }
     let original = prompt.name;
-    let upstream = upstream.to_owned();
-    builder.handler(move |args, _cx| {
-        let (client, original, upstream) =
-            (Arc::clone(&client), original.clone(), upstream.clone());
-        async move {
-            match client.get_prompt(&original, args).await {
-                Ok(result) => Ok(result.messages),
-                Err(error) => Err(ToolError::new(format!(
-                    "upstream {upstream:?} failed: {error}"
-                ))),
-            }
-        }
-    })
+    builder.handler(move |args, cx| link.clone().get_prompt(original.clone(), args, cx))
 }
 
 /// The downstream definition of an upstream resource: its URI and
 /// metadata kept, reads forwarded.
-pub(crate) fn forwarding_resource(
-    resource: Resource,
-    upstream: &str,
-    client: Arc<Client>,
-) -> ResourceBuilder {
+pub(crate) fn forwarding_resource(resource: Resource, link: UpstreamLink) -> ResourceBuilder {
     let mut builder = ResourceBuilder::new(resource.uri, resource.name);
     if let Some(title) = resource.title {
         builder = builder.title(title);
@@ -276,15 +271,14 @@ pub(crate) fn forwarding_resource(
     if let Some(annotations) = resource.annotations {
         builder = builder.annotations(annotations);
     }
-    builder.handler(forwarding_read(upstream, client))
+    builder.handler(forwarding_read(link))
 }
 
 /// The downstream definition of an upstream resource template: its URI
 /// template and metadata kept, reads of matching URIs forwarded.
 pub(crate) fn forwarding_template(
     template: ResourceTemplate,
-    upstream: &str,
-    client: Arc<Client>,
+    link: UpstreamLink,
 ) -> ResourceTemplateBuilder {
     let mut builder = ResourceTemplateBuilder::new(template.uri_template, template.name);
     if let Some(title) = template.title {
@@ -302,25 +296,13 @@ pub(crate) fn forwarding_template(
     for icon in template.icons.into_iter().flatten() {
         builder = builder.icon(icon);
     }
-    builder.handler(forwarding_read(upstream, client))
+    builder.handler(forwarding_read(link))
 }
 
 /// The read handler of a forwarded resource or template: `resources/read`
 /// of the same URI upstream.
 fn forwarding_read(
-    upstream: &str,
-    client: Arc<Client>,
+    link: UpstreamLink,
 ) -> impl Fn(ReadRequest, RequestContext) -> BoxFuture<ReadResult> + Send + Sync + 'static {
-    let upstream = upstream.to_owned();
-    move |request: ReadRequest, _cx| {
-        let (client, upstream) = (Arc::clone(&client), upstream.clone());
-        Box::pin(async move {
-            match client.read_resource(&request.uri).await {
-                Ok(read) => Ok(read.value.contents),
-                Err(error) => Err(ToolError::new(format!(
-                    "upstream {upstream:?} failed: {error}"
-                ))),
-            }
-        }) as BoxFuture<ReadResult>
-    }
+    move |request: ReadRequest, cx| Box::pin(link.clone().read(request.uri, cx))
 }

@@ -12,12 +12,13 @@ use toolwire_server::Server;
 use toolwire_server::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 
 use crate::audit::AuditLog;
-use crate::bridge::Parked;
+use crate::bridge::ParkedRequests;
 use crate::catalog::Catalog;
 use crate::config::{GatewayConfig, UpstreamConfig};
 use crate::error::GatewayError;
 use crate::forward::{
-    Route, forwarding_prompt, forwarding_resource, forwarding_template, forwarding_tool,
+    Route, UpstreamLink, forwarding_prompt, forwarding_resource, forwarding_template,
+    forwarding_tool,
 };
 use crate::hints::ListHints;
 use crate::names::{Collision, NameTable, Origin, exposed_name};
@@ -70,7 +71,7 @@ pub(crate) struct Registry {
     withheld: Vec<Vec<WithheldTool>>,
     failures: Vec<Option<UpstreamError>>,
     /// Calls waiting for input, shared by every route.
-    parked: Arc<Parked>,
+    parked: Arc<ParkedRequests>,
     hints: Vec<ListHints>,
 }
 
@@ -318,6 +319,7 @@ impl Registry {
         prompts: Vec<Prompt>,
     ) {
         let upstream = self.config.upstreams[index].clone();
+        let link = self.link(index, client);
         let wanted: Vec<(String, Prompt)> = prompts
             .into_iter()
             .filter(|prompt| serves(&upstream, &prompt.name))
@@ -331,7 +333,7 @@ impl Registry {
             },
             |name, prompt| {
                 let definition =
-                    forwarding_prompt(name, prompt.clone(), &upstream.name, Arc::clone(client));
+                    forwarding_prompt(name, prompt.clone(), link.clone());
                 if let Err(error) = server.add_prompt(definition) {
                     tracing::warn!(%error, prompt = %name, "a prompt of upstream {:?} cannot be served", upstream.name);
                 }
@@ -354,6 +356,7 @@ impl Registry {
         resources: Vec<Resource>,
     ) {
         let upstream = self.config.upstreams[index].clone();
+        let link = self.link(index, client);
         let wanted: Vec<(String, Resource)> = resources
             .into_iter()
             .filter(|resource| serves(&upstream, &resource.name))
@@ -367,7 +370,7 @@ impl Registry {
             },
             |_, resource| {
                 let definition =
-                    forwarding_resource(resource.clone(), &upstream.name, Arc::clone(client));
+                    forwarding_resource(resource.clone(), link.clone());
                 if let Err(error) = server.add_resource(definition) {
                     tracing::warn!(%error, uri = %resource.uri, "a resource of upstream {:?} cannot be served", upstream.name);
                 }
@@ -392,6 +395,7 @@ impl Registry {
         templates: Vec<ResourceTemplate>,
     ) {
         let upstream = self.config.upstreams[index].clone();
+        let link = self.link(index, client);
         let wanted: Vec<(String, ResourceTemplate)> = templates
             .into_iter()
             .filter(|template| serves(&upstream, &template.name))
@@ -405,7 +409,7 @@ impl Registry {
             },
             |_, template| {
                 let definition =
-                    forwarding_template(template.clone(), &upstream.name, Arc::clone(client));
+                    forwarding_template(template.clone(), link.clone());
                 if let Err(error) = server.add_resource_template(definition) {
                     tracing::warn!(%error, template = %template.uri_template, "a resource template of upstream {:?} cannot be served", upstream.name);
                 }
@@ -414,6 +418,15 @@ impl Registry {
         for template in withheld {
             tracing::warn!(%template, upstream = %upstream.name,
                 "another upstream serves this URI template; this one's is withheld");
+        }
+    }
+
+    /// How prompts and resources of upstream `index` are forwarded.
+    fn link(&self, index: usize, client: &Arc<Client>) -> UpstreamLink {
+        UpstreamLink {
+            upstream: self.config.upstreams[index].name.clone(),
+            client: Arc::clone(client),
+            parked: Arc::clone(&self.parked),
         }
     }
 

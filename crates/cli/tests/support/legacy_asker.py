@@ -1,7 +1,8 @@
 # A 2025-11-25 MCP server on stdio that asks its client during a call, as
 # servers of that era do: tool `confirm` sends a real `elicitation/create`
 # (when the client declared elicitation) and answers with what came back.
-# It also serves the resource template `note://{id}` and the resource
+# Prompt `confirm` asks the same way while it is got. It also serves the
+# resource template `note://{id}` and the resource
 # `note://pinned`, whose subscribers hear `notifications/resources/updated`
 # when tool `touch` is called.
 import json
@@ -25,7 +26,7 @@ def read():
     sys.exit(0)
 
 
-def ask(call_id):
+def ask(call_id, prompt=False):
     send({"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create", "params": {
         "mode": "form", "message": "Go ahead?",
         "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}},
@@ -38,8 +39,11 @@ def ask(call_id):
         text = "elicitation failed: " + message["error"]["message"]
     else:
         text = "answered " + json.dumps(message["result"], sort_keys=True)
-    send({"jsonrpc": "2.0", "id": call_id, "result": {"content": [{"type": "text", "text": text}]}})
-
+    if prompt:
+        result = {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
+    else:
+        result = {"content": [{"type": "text", "text": text}]}
+    send({"jsonrpc": "2.0", "id": call_id, "result": result})
 
 while True:
     message = read()
@@ -50,12 +54,16 @@ while True:
         asks_allowed = "elicitation" in message["params"].get("capabilities", {})
         send({"jsonrpc": "2.0", "id": id_, "result": {
             "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}, "resources": {"subscribe": True}},
+            "capabilities": {"tools": {}, "prompts": {}, "resources": {"subscribe": True}},
             "serverInfo": {"name": "legacy-asker", "version": "1.0"}}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": id_, "result": {"tools": [{
             "name": "confirm", "inputSchema": {"type": "object", "properties": {}}}, {
             "name": "touch", "inputSchema": {"type": "object", "properties": {}}}]}})
+    elif method == "prompts/list":
+        send({"jsonrpc": "2.0", "id": id_, "result": {"prompts": [{"name": "confirm"}]}})
+    elif method == "prompts/get" and asks_allowed:
+        ask(id_, prompt=True)
     elif method == "resources/list":
         send({"jsonrpc": "2.0", "id": id_, "result": {"resources": [{
             "uri": "note://pinned", "name": "pinned", "mimeType": "text/plain"}]}})
