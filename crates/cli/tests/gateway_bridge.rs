@@ -22,6 +22,11 @@ use toolwire_server::protocol::{ElicitRequestParams, ElicitResult};
 /// A gateway in front of the demo (`toolwire serve --stdio`, 2026-07-28)
 /// and a 2025-11-25 server that asks with a real request.
 async fn gateway() -> Served {
+    gateway_with_env(&[]).await
+}
+
+/// [`gateway`] with extra environment variables.
+async fn gateway_with_env(env: &'static [(&'static str, &'static str)]) -> Served {
     let asker = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/legacy_asker.py");
     let config = fresh_dir("gateway-bridge").join("gateway.toml");
     let text = format!(
@@ -33,7 +38,7 @@ async fn gateway() -> Served {
     );
     std::fs::write(&config, text).unwrap();
     tokio::task::spawn_blocking(move || {
-        Served::command(&["gateway", "--config", config.to_str().unwrap()])
+        Served::command_with_env(&["gateway", "--config", config.to_str().unwrap()], env)
     })
     .await
     .unwrap()
@@ -324,4 +329,74 @@ async fn an_upstreams_resource_updates_reach_the_clients_subscribed_to_them() {
         }
     );
     stop(gateway).await;
+}
+
+/// POSTs a 2026-07-28 `tools/call` of `tool` (a client that declares form
+/// elicitation) to `url`; the JSON-RPC response.
+async fn modern_call(url: &str, tool: &str, extra: Value) -> Value {
+    let mut params = json!({"name": tool, "arguments": {"path": "c.txt"}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"}
+    }});
+    params
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", tool)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let text = response.text().await.unwrap();
+    // A JSON body, or an SSE stream whose last `data:` line is the response.
+    let json = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|data| !data.is_empty())
+        .last()
+        .unwrap_or(&text);
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_that_reaches_another_instance_is_refused_and_the_holder_finishes_it() {
+    const KEYS: &[(&str, &str)] = &[(
+        "TOOLWIRE_STATE_KEYS",
+        "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+    )];
+    let (first, second) = (gateway_with_env(KEYS).await, gateway_with_env(KEYS).await);
+    let asked = modern_call(&first.url, "demo__delete_file", json!({})).await;
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    assert_eq!(
+        result["inputRequests"]["input-1"]["method"],
+        "elicitation/create"
+    );
+    let retry = json!({
+        "inputResponses": {"input-1": {"action": "accept", "content": {"confirm": true}}},
+        "requestState": result["requestState"],
+    });
+    // The second instance opens the state (same keys) but holds no such call.
+    let elsewhere = modern_call(&second.url, "demo__delete_file", retry.clone()).await;
+    assert_eq!(
+        elsewhere["error"],
+        json!({"code": -32602, "message": "the request this answer is for is no longer waiting \
+            (it expired, or another gateway instance holds it); send it again"})
+    );
+    // The first instance still holds it, and finishes it.
+    let done = modern_call(&first.url, "demo__delete_file", retry).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        "Deleted c.txt (pretend: the demo never touches your files)"
+    );
+    stop(first).await;
+    stop(second).await;
 }
