@@ -358,10 +358,10 @@ async fn modern_call(url: &str, tool: &str, extra: Value) -> Value {
     // A JSON body, or an SSE stream whose last `data:` line is the response.
     let json = text
         .lines()
+        .rev()
         .filter_map(|line| line.strip_prefix("data:"))
         .map(str::trim)
-        .filter(|data| !data.is_empty())
-        .last()
+        .find(|data| !data.is_empty())
         .unwrap_or(&text);
     serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
