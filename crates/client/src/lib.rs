@@ -77,6 +77,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+mod builder;
 mod cache;
 mod cached;
 mod client;
@@ -96,8 +97,9 @@ mod tools;
 pub mod transport;
 mod watch;
 
+pub use builder::ClientBuilder;
 pub use cache::{Cache, CacheHints, Freshness};
-pub use client::{Client, ClientBuilder, Fetched};
+pub use client::{Client, Fetched};
 pub use error::{Error, Result, TransportError};
 pub use group::{ClientGroup, ClientGroupBuilder, GroupTool, GroupToolList, MAX_NAME_LEN};
 pub use listen::{ListenEvent, Subscription};
