@@ -238,6 +238,26 @@ impl Server {
         self.inner.resources.remove(uri)
     }
 
+    /// Sets the caching hints of `tools/list` results while the server runs,
+    /// in place of [`crate::ServerBuilder::list_cache`]'s (`None`: those
+    /// again). A list that depends on scopes or on the caller is still
+    /// marked `private`.
+    pub fn set_tools_list_cache(&self, hint: Option<CacheHint>) {
+        self.inner.tools.set_list_cache(hint);
+    }
+
+    /// [`Server::set_tools_list_cache`](Server::set_tools_list_cache)
+    /// for `prompts/list`.
+    pub fn set_prompts_list_cache(&self, hint: Option<CacheHint>) {
+        self.inner.prompts.set_list_cache(hint);
+    }
+
+    /// [`Server::set_tools_list_cache`](Server::set_tools_list_cache)
+    /// for `resources/list`.
+    pub fn set_resources_list_cache(&self, hint: Option<CacheHint>) {
+        self.inner.resources.set_list_cache(hint);
+    }
+
     /// Adds a resource template while the server runs; listeners are told.
     pub fn add_resource_template(
         &self,
