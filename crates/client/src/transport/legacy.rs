@@ -126,6 +126,27 @@ impl Related {
     }
 }
 
+/// The request a server→client request belongs to when the server does not
+/// say (stdio, or a legacy HTTP session's GET stream): the one in flight,
+/// or else the one in flight that may ask for input at all (`tools/call`,
+/// `prompts/get`, `resources/read`; lists being fetched meanwhile cannot).
+pub(crate) fn sole_related<'a>(in_flight: impl Iterator<Item = &'a Related>) -> Option<Related> {
+    let in_flight: Vec<&Related> = in_flight.collect();
+    if let [only] = in_flight[..] {
+        return Some(only.clone());
+    }
+    let mut askers = in_flight.into_iter().filter(|r| {
+        matches!(
+            r.method.as_str(),
+            "tools/call" | "prompts/get" | "resources/read"
+        )
+    });
+    match (askers.next(), askers.next()) {
+        (Some(only), None) => Some(only.clone()),
+        _ => None,
+    }
+}
+
 /// The answer to a server→client request: `ping` is answered here, the
 /// rest by the handler (or refused when there is none).
 pub(crate) fn answer_inbound(
@@ -512,6 +533,22 @@ mod tests {
                    "capabilities": {"elicitation": {"form": {}}},
                    "clientInfo": {"name": "app", "version": "1"}})
         );
+    }
+
+    #[test]
+    fn a_request_is_related_to_the_only_call_in_flight_beside_lists() {
+        let related = |method: &str, target: &str| Related {
+            method: method.into(),
+            target: target.into(),
+            id: None,
+        };
+        let (call, list) = (related("tools/call", "t"), related("tools/list", ""));
+        let other = related("prompts/get", "p");
+        assert_eq!(sole_related([&list].into_iter()), Some(list.clone()));
+        assert_eq!(sole_related([&list, &call].into_iter()), Some(call.clone()));
+        assert_eq!(sole_related([&call, &list, &other].into_iter()), None);
+        assert_eq!(sole_related([&list, &list].into_iter()), None);
+        assert_eq!(sole_related(std::iter::empty()), None);
     }
 
     #[test]

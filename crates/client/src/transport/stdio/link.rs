@@ -18,7 +18,7 @@ use toolwire_protocol::{Message, Notification, ProgressToken, RequestId, keys};
 
 use super::config::StdioConfig;
 use super::connector::Connection;
-use crate::transport::legacy::{LegacySession, Related, answer_inbound};
+use crate::transport::legacy::{LegacySession, Related, answer_inbound, sole_related};
 use crate::transport::{Exchange, InboundSlot, TransportError};
 
 type Sender = mpsc::UnboundedSender<Result<Message, TransportError>>;
@@ -188,14 +188,8 @@ impl Link {
     /// Answers a legacy server's request in a task (the handler may wait
     /// for the user) and writes the response to the pipe.
     fn answer_request(&self, request: toolwire_protocol::Request) {
-        // stdio names no request: the one in flight, if there is just one.
-        let related = {
-            let routes = lock(&self.routes);
-            match routes.len() {
-                1 => routes.values().next().map(|r| r.hints.related.clone()),
-                _ => None,
-            }
-        };
+        // stdio names no request.
+        let related = sole_related(lock(&self.routes).values().map(|r| &r.hints.related));
         let reply = answer_inbound(self.inbound.get(), request, related);
         let writer = self.writer.clone();
         tokio::spawn(async move {

@@ -13,7 +13,7 @@ use toolwire_protocol::{Message, Notification, Request, RequestId, keys};
 
 use super::super::{HttpInner, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER, insert, lock};
 use crate::transport::TransportError;
-use crate::transport::legacy::{LegacySession, Related};
+use crate::transport::legacy::{LegacySession, Related, sole_related};
 
 type Sender = mpsc::UnboundedSender<Result<Message, TransportError>>;
 
@@ -139,13 +139,10 @@ impl HttpSession {
         lock(&self.pending).get(id).map(|w| w.related.clone())
     }
 
-    /// The request in flight, when there is exactly one.
+    /// The request in flight a request on the GET stream belongs to (see
+    /// [`sole_related`]).
     pub(super) fn only_pending(&self) -> Option<Related> {
-        let pending = lock(&self.pending);
-        match pending.len() {
-            1 => pending.values().next().map(|w| w.related.clone()),
-            _ => None,
-        }
+        sole_related(lock(&self.pending).values().map(|w| &w.related))
     }
 
     /// Ends the session's streams (the GET stream's task holds the session,
