@@ -80,7 +80,8 @@ impl Route {
     /// Forwards one call and records it.
     async fn call(&self, args: JsonObject, cx: RequestContext) -> CallToolResult {
         let started = Instant::now();
-        let digest = arguments_digest(&args);
+        // Only the audit log needs the digest.
+        let digest = self.audit.as_ref().map(|_| arguments_digest(&args));
         let mut options = RequestOptions::new().cancel_on(cx.cancellation().clone());
         let (progress_tx, mut progress) = mpsc::unbounded_channel();
         if cx.wants_progress() {
@@ -108,7 +109,7 @@ impl Route {
             cx.progress(p.progress, p.total, p.message.as_deref()).await;
         }
         let (result, label) = self.answer(outcome);
-        if let Some(audit) = &self.audit {
+        if let (Some(audit), Some(digest)) = (&self.audit, digest) {
             audit.write(&AuditRecord {
                 event: "call",
                 time_ms: AuditRecord::now_ms(),
