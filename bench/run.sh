@@ -10,6 +10,7 @@
 #   bench/run.sh gateway         # 2025-11-25 echo: direct vs `toolwire gateway` vs FastMCP's proxy (TOOLWIRE_BIN)
 #   bench/run.sh sessions        # 10,000 legacy sessions, their expiry, a second wave (about 1.5 minutes)
 #   bench/run.sh instructions    # callgrind instructions per request (needs valgrind)
+#   bench/run.sh gateway-instructions   # callgrind: echo directly vs through `toolwire gateway` (TOOLWIRE_BIN)
 #   bench/run.sh soak --duration 120   # soak `toolwire serve` (default 600 s; build toolwire-cli first)
 #
 # Everything runs on 127.0.0.1; each server is started fresh per run and
@@ -31,6 +32,8 @@ if [ "${1:-}" = gateway ]; then
         python3 -m venv "$venv"
         "$venv/bin/pip" install --quiet "fastmcp==$fastmcp_version"
     fi
+fi
+if [ "${1:-}" = gateway ] || [ "${1:-}" = gateway-instructions ]; then
     # The gateway: TOOLWIRE_BIN, else the root workspace's release build.
     export TOOLWIRE_BIN="${TOOLWIRE_BIN:-$here/../target/release/toolwire}"
     if [ ! -x "$TOOLWIRE_BIN" ]; then

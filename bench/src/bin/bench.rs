@@ -1,7 +1,7 @@
 //! Runs the benchmarks and prints Markdown tables.
 //!
 //! ```text
-//! bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|redis-instructions]
+//! bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|redis-instructions|gateway-instructions]
 //!       [--rounds N] [--duration SECS] [--warmup SECS] [--connections N]
 //!       [--window N] [--streams N] [--requests N] [--session-count N]
 //!       [--idle-timeout SECS] [--waves N]
@@ -20,6 +20,8 @@
 //! read-modify-write) with the stores in memory and in Redis, its own
 //! `redis-server` running beside (not under callgrind), and counts with
 //! `INFO commandstats` what the counted requests sent Redis.
+//! `gateway-instructions` counts `tools/call echo` in toolwire-echo directly
+//! and in `toolwire gateway` in front of it (`TOOLWIRE_BIN`, as `gateway`).
 //!
 //! Every HTTP scenario starts each server fresh on a free 127.0.0.1 port,
 //! runs the servers interleaved (A B C A B C ...) for `--rounds` rounds, kills
@@ -83,7 +85,7 @@ struct Variant {
     workload: Workload,
 }
 
-const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|redis-instructions] \
+const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|redis-instructions|gateway-instructions] \
 [--rounds N] [--duration SECS] [--warmup SECS] [--connections N] [--window N] [--streams N] \
 [--requests N] [--session-count N] [--idle-timeout SECS] [--waves N]";
 
@@ -152,6 +154,7 @@ fn main() {
             "sessions" => sessions(&options).await,
             "instructions" => instructions(&options).await,
             "redis-instructions" => redis_instructions(&options).await,
+            "gateway-instructions" => gateway_instructions(&options).await,
             "all" => {
                 compare(&options).await?;
                 sse(&options).await?;
@@ -550,6 +553,28 @@ fn log_file(dir: &Path, port: u16) -> Result<std::fs::File, String> {
     std::fs::File::create(&path).map_err(|e| format!("could not create {}: {e}", path.display()))
 }
 
+/// Writes the config of a gateway on `port` in front of `upstream` (names
+/// unchanged; `limit` sets `call_limit`) into `dir`; returns its path.
+fn write_gateway_config(
+    dir: &Path,
+    port: u16,
+    upstream: &ServerProcess,
+    limit: Option<&str>,
+) -> Result<String, String> {
+    let url = format!("http://{}{PATH}", upstream.addr);
+    let limit = limit.map_or_else(String::new, |l| format!("call_limit = \"{l}\"\n"));
+    let config = dir.join(format!("gateway-{port}.toml"));
+    std::fs::write(
+        &config,
+        format!(
+            "[gateway]\nhttp = \"127.0.0.1:{port}\"\n{limit}\n\
+             [[upstream]]\nname = \"echo\"\nurl = \"{url}\"\nprefix = \"\"\n"
+        ),
+    )
+    .map_err(|e| format!("could not write {}: {e}", config.display()))?;
+    Ok(config.display().to_string())
+}
+
 /// Starts the front for `front` before `upstream` (nothing for [`Front::Direct`]).
 fn start_front(
     front: Front,
@@ -561,21 +586,8 @@ fn start_front(
     match front {
         Front::Direct => Ok(None),
         Front::Gateway(limit, log) => {
-            let limit = limit.map_or_else(String::new, |l| format!("call_limit = \"{l}\"\n"));
-            let config = dir.join(format!("gateway-{port}.toml"));
-            std::fs::write(
-                &config,
-                format!(
-                    "[gateway]\nhttp = \"127.0.0.1:{port}\"\n{limit}\n\
-                     [[upstream]]\nname = \"echo\"\nurl = \"{url}\"\nprefix = \"\"\n"
-                ),
-            )
-            .map_err(|e| format!("could not write {}: {e}", config.display()))?;
-            let args = vec![
-                "gateway".to_owned(),
-                "--config".to_owned(),
-                config.display().to_string(),
-            ];
+            let config = write_gateway_config(dir, port, upstream, limit)?;
+            let args = vec!["gateway".to_owned(), "--config".to_owned(), config];
             let env: Vec<(&str, &str)> = log.map(|l| ("RUST_LOG", l)).into_iter().collect();
             ServerProcess::start_with(
                 &toolwire_bin()?,
@@ -1655,6 +1667,47 @@ async fn redis_instructions(options: &Options) -> Result<(), String> {
     outcome
 }
 
+/// Instructions per `tools/call echo` under callgrind: toolwire-echo
+/// directly, and `toolwire gateway` (the `gateway` scenario's config) in
+/// front of a toolwire-echo that runs beside it, not under callgrind.
+async fn gateway_instructions(options: &Options) -> Result<(), String> {
+    let n = options.requests;
+    let toolwire = toolwire_bin()?;
+    let echo = binary("toolwire-echo")?;
+    let dir = std::env::temp_dir().join(format!("toolwire-bench-gw-cg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let outcome = async {
+        let upstream = ServerProcess::start(&echo, &[])?;
+        println!(
+            "## Instructions per tools/call echo, directly and through `toolwire gateway` \
+             (user space under callgrind, the gateway's process alone; {n} requests after 100 of warm-up)\n"
+        );
+        println!("| request | toolwire-echo directly | toolwire gateway | gateway ÷ direct |");
+        println!("|---|---:|---:|---:|");
+        for workload in [Workload::LegacyEcho, Workload::Echo] {
+            let direct = callgrind_count(&echo, &[], workload, n, None).await?;
+            let port = toolwire_bench::process::free_port().map_err(|e| e.to_string())?;
+            let config = write_gateway_config(&dir, port, &upstream, Some(GATEWAY_CALL_LIMIT))?;
+            let args = ["gateway".to_owned(), "--config".to_owned(), config];
+            let gateway = callgrind_count_on(&toolwire, &args, port, workload, n, None).await?;
+            let (direct, gateway) = (direct.instructions / n, gateway.instructions / n);
+            println!(
+                "| {} | {} | {} | {:.1}× |",
+                workload.label(),
+                thousands(direct),
+                thousands(gateway),
+                gateway as f64 / direct.max(1) as f64,
+            );
+        }
+        println!();
+        upstream.stop();
+        Ok(())
+    }
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
 /// Runs `binary <port> args` under callgrind and counts the instructions of
 /// `n` requests of `workload` (after 100 not counted); with `redis`, also
 /// what those `n` requests sent it (and its instructions, if it runs under
@@ -1666,15 +1719,28 @@ async fn callgrind_count(
     n: u64,
     redis: Option<&RedisProcess>,
 ) -> Result<Counted, String> {
+    let port = toolwire_bench::process::free_port().map_err(|e| e.to_string())?;
+    let args = [&[port.to_string()], args].concat();
+    callgrind_count_on(binary, &args, port, workload, n, redis).await
+}
+
+/// [`callgrind_count`] of `binary args`, a server that listens on `port`
+/// (named in `args`, or in a file they name).
+async fn callgrind_count_on(
+    binary: &Path,
+    args: &[String],
+    port: u16,
+    workload: Workload,
+    n: u64,
+    redis: Option<&RedisProcess>,
+) -> Result<Counted, String> {
     let dir = std::env::temp_dir().join(format!("toolwire-bench-cg-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let out = dir.join("callgrind.out");
-    let port = toolwire_bench::process::free_port().map_err(|e| e.to_string())?;
     let mut child = std::process::Command::new("valgrind")
         .arg("--tool=callgrind")
         .arg(format!("--callgrind-out-file={}", out.display()))
         .arg(binary)
-        .arg(port.to_string())
         .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

@@ -74,7 +74,14 @@ pub fn is_unsafe(c: char) -> bool {
 /// The one function every server text goes through.
 fn escape(s: &str, keep: Keep, styles: bool) -> Cow<'_, str> {
     let plain = |c: char| !is_unsafe(c) || (keep == Keep::Lines && (c == '\n' || c == '\t'));
-    if s.chars().all(plain) {
+    // ASCII (every log line, most names) is checked byte by byte: the same
+    // test, without decoding characters.
+    let clean = if s.is_ascii() {
+        s.bytes().all(|b| plain(char::from(b)))
+    } else {
+        s.chars().all(plain)
+    };
+    if clean {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);

@@ -12,11 +12,14 @@ pub(crate) fn short_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes)[..16])
 }
 
+/// Lowercase hex, two digits per byte (no `format!` per byte: audit
+/// records take one digest per tool call).
 fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
+    for &byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
     }
     out
 }

@@ -93,7 +93,8 @@ impl Route {
     async fn call(&self, args: JsonObject, cx: RequestContext) -> Result<ToolOutput, ToolError> {
         self.started
             .send_if_modified(|started| !std::mem::replace(started, true));
-        let digest = arguments_digest(&args);
+        // Only the audit log needs the digest.
+        let digest = self.audit.as_ref().map(|_| arguments_digest(&args));
         let start = || {
             let (client, tool) = (Arc::clone(&self.client), self.upstream_tool.clone());
             UpstreamCall::start(&cx, move |options| async move {
@@ -135,8 +136,14 @@ impl Route {
     }
 
     /// Writes the call's audit record.
-    fn record(&self, started: Instant, digest: String, cx: &RequestContext, outcome: &'static str) {
-        if let Some(audit) = &self.audit {
+    fn record(
+        &self,
+        started: Instant,
+        digest: Option<String>,
+        cx: &RequestContext,
+        outcome: &'static str,
+    ) {
+        if let (Some(audit), Some(digest)) = (&self.audit, digest) {
             audit.write(&AuditRecord {
                 event: "call",
                 time_ms: AuditRecord::now_ms(),

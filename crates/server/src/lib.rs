@@ -15,6 +15,7 @@
 mod context;
 mod dispatch;
 mod features;
+mod hex;
 mod security;
 mod server;
 mod setters;

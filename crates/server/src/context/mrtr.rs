@@ -197,11 +197,7 @@ impl RoundKey<'_> {
         hasher.update(self.method.as_bytes());
         hasher.update([0]);
         hasher.update(canonical_json(&self.salient).as_bytes());
-        hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::hex::lower_hex(&hasher.finalize())
     }
 }
 
@@ -327,22 +323,28 @@ fn now_secs() -> u64 {
 
 /// JSON with object keys sorted at every level, so digests ignore key order.
 pub(crate) fn canonical_json(value: &Value) -> String {
-    fn sorted(value: &Value) -> Value {
-        match value {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                Value::Object(
-                    keys.into_iter()
-                        .map(|k| (k.clone(), sorted(&map[k])))
-                        .collect(),
-                )
-            }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
     sorted(value).to_string()
+}
+
+/// [`canonical_json`] of an object, without first copying it into a [`Value`].
+pub(crate) fn canonical_object_json(object: &JsonObject) -> String {
+    Value::Object(sorted_object(object)).to_string()
+}
+
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(sorted_object(map)),
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+fn sorted_object(map: &JsonObject) -> JsonObject {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    keys.into_iter()
+        .map(|k| (k.clone(), sorted(&map[k])))
+        .collect()
 }
 
 #[cfg(test)]

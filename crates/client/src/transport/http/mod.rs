@@ -296,7 +296,8 @@ impl HttpInner {
 
     async fn post_modern(&self, outgoing: &OutgoingRequest) -> Result<Reply, TransportError> {
         let headers = self.request_headers(outgoing, None)?;
-        let body = serde_json::to_vec(&Message::Request(outgoing.request.clone()))
+        // `Message` is untagged: the request serializes as itself, uncopied.
+        let body = serde_json::to_vec(&outgoing.request)
             .map_err(|e| TransportError::Malformed(e.to_string()))?;
         self.post(headers, body).await
     }
