@@ -22,17 +22,22 @@ use toolwire_server::protocol::{ElicitRequestParams, ElicitResult};
 /// A gateway in front of the demo (`toolwire serve --stdio`, 2026-07-28)
 /// and a 2025-11-25 server that asks with a real request.
 async fn gateway() -> Served {
-    gateway_with_env(&[]).await
+    gateway_with(&[], "").await
 }
 
 /// [`gateway`] with extra environment variables.
 async fn gateway_with_env(env: &'static [(&'static str, &'static str)]) -> Served {
+    gateway_with(env, "").await
+}
+
+/// [`gateway`] with extra environment variables and `[gateway]` lines.
+async fn gateway_with(env: &'static [(&'static str, &'static str)], lines: &str) -> Served {
     let asker = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/legacy_asker.py");
     let config = fresh_dir("gateway-bridge").join("gateway.toml");
     let text = format!(
-        "[gateway]\nhttp = \"127.0.0.1:0\"\n\n\
+        "[gateway]\nhttp = \"127.0.0.1:0\"\n{lines}\n\n\
          [[upstream]]\nname = \"demo\"\ncommand = [{:?}, \"serve\", \"--stdio\"]\n\
-         allow = [\"delete_file\", \"echo\", \"show_roots\", \"summarize\"]\n\n\
+         allow = [\"delete_file\", \"echo\", \"show_roots\", \"summarize\", \"countdown\"]\n\n\
          [[upstream]]\nname = \"old\"\ncommand = [\"python3\", {asker:?}]\n",
         bin()
     );
@@ -399,4 +404,49 @@ async fn a_retry_that_reaches_another_instance_is_refused_and_the_holder_finishe
     );
     stop(first).await;
     stop(second).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_call_cancels_it_upstream() {
+    use std::time::{Duration, Instant};
+    use tokio_util::sync::CancellationToken;
+    use toolwire::client::RequestOptions;
+    let audit = fresh_dir("gateway-cancel").join("audit.jsonl");
+    let gateway = gateway_with(&[], &format!("audit = {:?}", audit.display().to_string())).await;
+    let client = Client::builder(HttpTransport::new(&gateway.url).unwrap()).build();
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    let call = client
+        .call_tool_with(
+            "demo__countdown",
+            json!({"seconds": 20}),
+            &RequestOptions::new().cancel_on(token),
+        )
+        .await;
+    assert!(matches!(call, Err(ClientError::Cancelled)), "{call:?}");
+    // The gateway's upstream call ended as cancelled, long before the
+    // countdown's 20 s (bounded wait for its audit record).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let record = loop {
+        let text = std::fs::read_to_string(&audit).unwrap_or_default();
+        if let Some(line) = text.lines().next() {
+            break serde_json::from_str::<Value>(line).unwrap();
+        }
+        assert!(Instant::now() < deadline, "no audit record within 10 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        (&record["tool"], &record["outcome"]),
+        (&json!("demo__countdown"), &json!("cancelled"))
+    );
+    assert!(started.elapsed() < Duration::from_secs(10), "{record}");
+    // Its upstream client says so too: the upstream request was cancelled.
+    let line = gateway.wait_for_log("tool=countdown");
+    assert!(line.contains("outcome=\"cancelled\""), "{line}");
+    stop(gateway).await;
 }

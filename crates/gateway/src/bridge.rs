@@ -16,11 +16,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use std::future::Future;
+use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use toolwire_client::handlers::BoxError;
 use toolwire_client::{Error as ClientError, Fetched, RequestNotification, RequestOptions};
@@ -50,19 +50,24 @@ enum Step<T> {
     Done(Result<T, ClientError>),
     /// The upstream asks for input.
     Ask(Asked),
-    /// The request's task ended without an outcome (it panicked).
-    Lost(String),
 }
+
+/// The upstream request itself, polled only while a downstream request
+/// waits for it (no task of its own: one per call would cost more).
+type Pending<T> = Pin<Box<dyn Future<Output = Result<T, ClientError>> + Send>>;
 
 /// A forwarded request (`tools/call`, `prompts/get`, `resources/read`) in
 /// flight upstream, answering `T`.
-pub(crate) struct UpstreamCall<T> {
-    task: JoinHandle<Result<T, ClientError>>,
+pub(crate) struct UpstreamCall<T: Send + 'static> {
+    /// `None` once it has its outcome.
+    pending: Option<Pending<T>>,
     asks: mpsc::UnboundedReceiver<Asked>,
-    progress: mpsc::UnboundedReceiver<ProgressNotificationParams>,
+    progress: Option<mpsc::UnboundedReceiver<ProgressNotificationParams>>,
     cancel: CancellationToken,
     pub(crate) started: Instant,
     asked: usize,
+    /// Told when the request is dropped before its outcome.
+    on_abandon: Option<Box<dyn FnOnce(Instant) + Send>>,
 }
 
 impl<T: Send + 'static> UpstreamCall<T> {
@@ -76,12 +81,14 @@ impl<T: Send + 'static> UpstreamCall<T> {
     {
         let cancel = CancellationToken::new();
         let (ask_tx, asks) = mpsc::unbounded_channel();
-        let (progress_tx, progress) = mpsc::unbounded_channel();
         let mut options = RequestOptions::new()
             .cancel_on(cancel.clone())
             .client_capabilities(cx.client_capabilities().clone())
             .on_input(move |request, _| ask_downstream(ask_tx.clone(), request));
+        let mut progress = None;
         if cx.wants_progress() {
+            let (progress_tx, receiver) = mpsc::unbounded_channel();
+            progress = Some(receiver);
             options = options.on_notification(move |notification| {
                 if let RequestNotification::Progress(p) = notification {
                     let _ = progress_tx.send(p);
@@ -89,34 +96,46 @@ impl<T: Send + 'static> UpstreamCall<T> {
             });
         }
         UpstreamCall {
-            task: tokio::spawn(send(options)),
+            pending: Some(Box::pin(send(options))),
             asks,
             progress,
             cancel,
             started: Instant::now(),
             asked: 0,
+            on_abandon: None,
         }
+    }
+
+    /// Calls `f` with the start time if the request is dropped before its
+    /// outcome.
+    pub(crate) fn on_abandon(mut self, f: impl FnOnce(Instant) + Send + 'static) -> Self {
+        self.on_abandon = Some(Box::new(f));
+        self
     }
 
     /// Waits for the upstream's next step, passing its progress on to `cx`
     /// and a cancellation of `cx` on upstream.
     async fn next(&mut self, cx: &RequestContext) -> Step<T> {
         let cancelled = cx.cancellation().clone();
+        let pending = self
+            .pending
+            .as_mut()
+            .expect("a request is not resumed after its outcome");
         let step = loop {
             tokio::select! {
-                outcome = &mut self.task => break match outcome {
-                    Ok(outcome) => Step::Done(outcome),
-                    Err(error) => Step::Lost(error.to_string()),
-                },
+                outcome = pending.as_mut() => break Step::Done(outcome),
                 Some(asked) = self.asks.recv() => break Step::Ask(asked),
-                Some(p) = self.progress.recv() => {
+                Some(p) = next_progress(&mut self.progress) => {
                     cx.progress(p.progress, p.total, p.message.as_deref()).await;
                 }
                 _ = cancelled.cancelled(), if !self.cancel.is_cancelled() => self.cancel.cancel(),
             }
         };
+        if matches!(step, Step::Done(_)) {
+            self.pending = None;
+        }
         // Progress that arrived just before the step is still queued.
-        while let Ok(p) = self.progress.try_recv() {
+        while let Some(Ok(p)) = self.progress.as_mut().map(|r| r.try_recv()) {
             cx.progress(p.progress, p.total, p.message.as_deref()).await;
         }
         step
@@ -129,18 +148,39 @@ impl<T: Send + 'static> UpstreamCall<T> {
     }
 }
 
-impl<T> Drop for UpstreamCall<T> {
+impl<T: Send + 'static> Drop for UpstreamCall<T> {
     /// A request dropped before its outcome (expired, or its downstream
-    /// gone) is cancelled upstream.
+    /// gone) is cancelled, and run to its end so the upstream hears it.
     fn drop(&mut self) {
+        let Some(pending) = self.pending.take() else {
+            return;
+        };
         self.cancel.cancel();
+        if let Some(abandoned) = self.on_abandon.take() {
+            abandoned(self.started);
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = pending.await;
+            });
+        }
+    }
+}
+
+/// The next progress notification, when the client asked for progress.
+async fn next_progress(
+    progress: &mut Option<mpsc::UnboundedReceiver<ProgressNotificationParams>>,
+) -> Option<ProgressNotificationParams> {
+    match progress {
+        Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
     }
 }
 
 /// How one round of a forwarded request ends.
-pub(crate) enum Round<T> {
-    /// The upstream's outcome (`Err(reason)`: the request's task was lost).
-    Done(UpstreamCall<T>, Result<Result<T, ClientError>, String>),
+pub(crate) enum Round<T: Send + 'static> {
+    /// The upstream's outcome.
+    Done(UpstreamCall<T>, Result<T, ClientError>),
     /// The client is asked for input; the request waits, parked.
     Ask(InputRequired),
 }
@@ -165,8 +205,7 @@ pub(crate) async fn run_round<T: Send + 'static>(
                 let _ = asked.reply.send(Err(reason.into()));
             }
             Step::Ask(asked) => return parked.ask(call, asked).map(Round::Ask),
-            Step::Done(outcome) => return Ok(Round::Done(call, Ok(outcome))),
-            Step::Lost(reason) => return Ok(Round::Done(call, Err(reason))),
+            Step::Done(outcome) => return Ok(Round::Done(call, outcome)),
         }
     }
 }
@@ -206,7 +245,7 @@ struct Resume {
 }
 
 /// A request waiting for the answer to the downstream request `key`.
-struct Waiting<T> {
+struct Waiting<T: Send + 'static> {
     call: UpstreamCall<T>,
     key: String,
     reply: oneshot::Sender<Answer>,
@@ -214,11 +253,11 @@ struct Waiting<T> {
 }
 
 /// The requests of one kind waiting for input, by id.
-pub(crate) struct Parked<T> {
+pub(crate) struct Parked<T: Send + 'static> {
     calls: Mutex<HashMap<String, Waiting<T>>>,
 }
 
-impl<T> Default for Parked<T> {
+impl<T: Send + 'static> Default for Parked<T> {
     fn default() -> Self {
         Parked {
             calls: Mutex::default(),
@@ -234,7 +273,7 @@ pub(crate) struct ParkedRequests {
     pub(crate) reads: Parked<Fetched<ReadResourceResult>>,
 }
 
-impl<T> std::fmt::Debug for Parked<T> {
+impl<T: Send + 'static> std::fmt::Debug for Parked<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let waiting = self.calls.lock().map(|c| c.len()).unwrap_or_default();
         f.debug_struct("Parked").field("waiting", &waiting).finish()

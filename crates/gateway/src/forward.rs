@@ -74,6 +74,33 @@ fn principal_name(principal: &Principal) -> String {
         .unwrap_or_else(|| "anonymous".to_owned())
 }
 
+/// What one call's audit record says besides its outcome and duration.
+struct CallAudit {
+    log: Arc<AuditLog>,
+    principal: String,
+    upstream: String,
+    tool: String,
+    upstream_tool: String,
+    digest: String,
+}
+
+impl CallAudit {
+    /// Writes the record of the call started at `started`.
+    fn write(&self, started: Instant, outcome: &'static str) {
+        self.log.write(&AuditRecord {
+            event: "call",
+            time_ms: AuditRecord::now_ms(),
+            principal: self.principal.clone(),
+            upstream: self.upstream.clone(),
+            tool: self.tool.clone(),
+            upstream_tool: self.upstream_tool.clone(),
+            arguments_sha256: self.digest.clone(),
+            outcome,
+            duration_ms: AuditRecord::millis(started.elapsed()),
+        });
+    }
+}
+
 /// Where one exposed tool's calls go.
 pub(crate) struct Route {
     pub(crate) client: Arc<Client>,
@@ -89,31 +116,49 @@ pub(crate) struct Route {
 
 impl Route {
     /// Forwards one call, or resumes it when the client brings the input
-    /// it was waiting for, and records it once it ends.
+    /// it was waiting for, and records it once it ends (as `cancelled` when
+    /// it is dropped first: the client cancelled, went away or never
+    /// answered).
     async fn call(&self, args: JsonObject, cx: RequestContext) -> Result<ToolOutput, ToolError> {
         self.started
             .send_if_modified(|started| !std::mem::replace(started, true));
-        // Only the audit log needs the digest.
-        let digest = self.audit.as_ref().map(|_| arguments_digest(&args));
+        let audit = self.audit.as_ref().map(|log| {
+            Arc::new(CallAudit {
+                log: Arc::clone(log),
+                principal: principal_name(cx.principal()),
+                upstream: self.upstream.clone(),
+                tool: self.exposed.clone(),
+                upstream_tool: self.upstream_tool.clone(),
+                digest: arguments_digest(&args),
+            })
+        });
         let start = || {
             let (client, tool) = (Arc::clone(&self.client), self.upstream_tool.clone());
-            UpstreamCall::start(&cx, move |options| async move {
+            let call = UpstreamCall::start(&cx, move |options| async move {
                 client
                     .call_tool_with(&tool, Value::Object(args), &options)
                     .await
-            })
+            });
+            match audit.clone() {
+                Some(audit) => call.on_abandon(move |started| audit.write(started, "cancelled")),
+                None => call,
+            }
         };
         let (call, outcome) = match run_round(&self.parked.calls, &cx, start).await? {
             Round::Ask(ask) => return Ok(ToolOutput::InputRequired(ask)),
             Round::Done(call, outcome) => (call, outcome),
         };
-        let record = |outcome| self.record(call.started, digest, &cx, outcome);
+        let record = |outcome| {
+            if let Some(audit) = &audit {
+                audit.write(call.started, outcome);
+            }
+        };
         match outcome {
-            Ok(Err(ClientError::Protocol {
+            Err(ClientError::Protocol {
                 code: code::MISSING_REQUIRED_CLIENT_CAPABILITY,
                 message,
                 data,
-            })) => {
+            }) => {
                 // The client's own doing: it learns which capability, as it
                 // would from the upstream directly.
                 record("refused");
@@ -121,40 +166,11 @@ impl Route {
                 error.data = data;
                 Err(error.into())
             }
-            Ok(outcome) => {
+            outcome => {
                 let (result, label) = self.answer(outcome);
                 record(label);
                 Ok(ToolOutput::Complete(result))
             }
-            Err(reason) => {
-                record("upstream_error");
-                let upstream = &self.upstream;
-                let text = format!("upstream {upstream:?} failed: {reason}");
-                Ok(ToolOutput::Complete(CallToolResult::error(text)))
-            }
-        }
-    }
-
-    /// Writes the call's audit record.
-    fn record(
-        &self,
-        started: Instant,
-        digest: Option<String>,
-        cx: &RequestContext,
-        outcome: &'static str,
-    ) {
-        if let (Some(audit), Some(digest)) = (&self.audit, digest) {
-            audit.write(&AuditRecord {
-                event: "call",
-                time_ms: AuditRecord::now_ms(),
-                principal: principal_name(cx.principal()),
-                upstream: self.upstream.clone(),
-                tool: self.exposed.clone(),
-                upstream_tool: self.upstream_tool.clone(),
-                arguments_sha256: digest,
-                outcome,
-                duration_ms: AuditRecord::millis(started.elapsed()),
-            });
         }
     }
 
@@ -217,9 +233,8 @@ impl UpstreamLink {
         };
         match run_round(&self.parked.prompts, &cx, start).await? {
             Round::Ask(ask) => Err(ask.into()),
-            Round::Done(_, Ok(Ok(result))) => Ok(result.messages),
-            Round::Done(_, Ok(Err(error))) => Err(self.failed(error)),
-            Round::Done(_, Err(reason)) => Err(self.failed(reason)),
+            Round::Done(_, Ok(result)) => Ok(result.messages),
+            Round::Done(_, Err(error)) => Err(self.failed(error)),
         }
     }
 
@@ -233,9 +248,8 @@ impl UpstreamLink {
         };
         match run_round(&self.parked.reads, &cx, start).await? {
             Round::Ask(ask) => Err(ask.into()),
-            Round::Done(_, Ok(Ok(read))) => Ok(read.value.contents),
-            Round::Done(_, Ok(Err(error))) => Err(self.failed(error)),
-            Round::Done(_, Err(reason)) => Err(self.failed(reason)),
+            Round::Done(_, Ok(read)) => Ok(read.value.contents),
+            Round::Done(_, Err(error)) => Err(self.failed(error)),
         }
     }
 }
