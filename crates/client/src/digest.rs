@@ -1,6 +1,7 @@
 //! SHA-256 digests for cache partitions, audit records and name suffixes.
 
 use sha2::{Digest, Sha256};
+use toolwire_protocol::hex::lower_hex as hex;
 
 /// The full SHA-256 of `bytes` as lowercase hex.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
@@ -10,18 +11,6 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 /// The first 16 bytes of the SHA-256 of `bytes` as lowercase hex.
 pub(crate) fn short_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes)[..16])
-}
-
-/// Lowercase hex, two digits per byte (no `format!` per byte: audit
-/// records take one digest per tool call).
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for &byte in bytes {
-        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ pub mod content;
 pub mod discover;
 pub mod elicitation;
 pub mod error;
+pub mod hex;
 pub mod jsonrpc;
 pub mod legacy;
 #[cfg(feature = "lines")]

@@ -15,7 +15,6 @@
 mod context;
 mod dispatch;
 mod features;
-mod hex;
 mod security;
 mod server;
 mod setters;

@@ -197,7 +197,7 @@ impl RoundKey<'_> {
         hasher.update(self.method.as_bytes());
         hasher.update([0]);
         hasher.update(canonical_json(&self.salient).as_bytes());
-        crate::hex::lower_hex(&hasher.finalize())
+        toolwire_protocol::hex::lower_hex(&hasher.finalize())
     }
 }
 

@@ -164,7 +164,7 @@ pub(crate) fn denial(principal: Option<&Principal>, reason: Denial, detail: &str
 /// Hex SHA-256 of `arguments` as canonical JSON (object keys sorted).
 pub fn arguments_digest(arguments: &JsonObject) -> String {
     let canonical = crate::context::mrtr::canonical_object_json(arguments);
-    crate::hex::lower_hex(&Sha256::digest(canonical.as_bytes()))
+    toolwire_protocol::hex::lower_hex(&Sha256::digest(canonical.as_bytes()))
 }
 
 #[cfg(test)]

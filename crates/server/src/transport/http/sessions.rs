@@ -342,7 +342,7 @@ fn random_hex(bytes: usize) -> String {
     rand::rngs::OsRng
         .try_fill_bytes(&mut random)
         .expect("the operating system's random number generator works");
-    crate::hex::lower_hex(&random)
+    toolwire_protocol::hex::lower_hex(&random)
 }
 
 /// One legacy session over HTTP.

@@ -3,7 +3,11 @@
 const DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 /// `bytes` as lowercase hex digits, two per byte.
-pub(crate) fn lower_hex(bytes: &[u8]) -> String {
+///
+/// ```
+/// assert_eq!(toolwire_protocol::hex::lower_hex(&[0x0f, 0xa5]), "0fa5");
+/// ```
+pub fn lower_hex(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() * 2);
     for &byte in bytes {
         out.push(char::from(DIGITS[usize::from(byte >> 4)]));
