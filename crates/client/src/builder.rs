@@ -43,6 +43,7 @@ pub struct ClientBuilder {
     cache: Option<Cache>,
     approval: Arc<dyn ApprovalHook>,
     audit: Option<Arc<dyn AuditHook>>,
+    audit_events: bool,
     trusted: bool,
     timeouts: TimeoutPolicy,
     max_rounds: usize,
@@ -75,6 +76,7 @@ impl Client {
             cache: None,
             approval: Arc::new(AllowAll),
             audit: None,
+            audit_events: true,
             trusted: false,
             timeouts: TimeoutPolicy::default(),
             max_rounds: 8,
@@ -158,6 +160,24 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether each call's audit record is also emitted as a
+    /// `toolwire::audit` tracing event (default: `true`). An application
+    /// that records every call itself turns it off, so a call is not
+    /// logged twice.
+    ///
+    /// ```
+    /// use toolwire_client::Client;
+    /// use toolwire_client::transport::HttpTransport;
+    ///
+    /// let transport = HttpTransport::builder("http://127.0.0.1:8080/mcp").build().unwrap();
+    /// let client = Client::builder(transport).audit_events(false).build();
+    /// # drop(client);
+    /// ```
+    pub fn audit_events(mut self, emit: bool) -> Self {
+        self.audit_events = emit;
+        self
+    }
+
     /// Believes this server's tool annotations (default: untrusted).
     pub fn trust_annotations(mut self, trusted: bool) -> Self {
         self.trusted = trusted;
@@ -216,6 +236,7 @@ impl ClientBuilder {
                 tools: RwLock::new(ToolBook::default()),
                 approval: self.approval,
                 audit: self.audit,
+                audit_events: self.audit_events,
                 trusted: self.trusted,
                 timeouts: self.timeouts,
                 max_rounds: self.max_rounds,

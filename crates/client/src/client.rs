@@ -82,6 +82,8 @@ pub(crate) struct ClientInner {
     pub tools: RwLock<ToolBook>,
     pub approval: Arc<dyn ApprovalHook>,
     pub audit: Option<Arc<dyn AuditHook>>,
+    /// Whether each call's audit record is also a `toolwire::audit` event.
+    pub audit_events: bool,
     pub trusted: bool,
     pub timeouts: TimeoutPolicy,
     pub max_rounds: usize,

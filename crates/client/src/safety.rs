@@ -162,6 +162,11 @@ where
     }
 }
 
+/// True when a subscriber takes `toolwire::audit` events.
+pub(crate) fn audit_events_enabled() -> bool {
+    tracing::enabled!(target: "toolwire::audit", tracing::Level::INFO)
+}
+
 /// Emits the tracing event for a record (target `toolwire::audit`).
 pub(crate) fn trace_audit(record: &AuditRecord) {
     tracing::info!(

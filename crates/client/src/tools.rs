@@ -17,7 +17,9 @@ use crate::digest::sha256_hex;
 use crate::error::Error;
 use crate::headers::{param_headers, tool_header_params};
 use crate::options::RequestOptions;
-use crate::safety::{Approval, ApprovalRequest, AuditRecord, ToolInfo, trace_audit};
+use crate::safety::{
+    Approval, ApprovalRequest, AuditRecord, ToolInfo, audit_events_enabled, trace_audit,
+};
 use crate::tool_book::{ToolBook, ToolEntry};
 use crate::transport::TransportKind;
 
@@ -230,14 +232,19 @@ impl Client {
     ) -> Result<CallToolResult, Error> {
         let started = Instant::now();
         let arguments = to_arguments(arguments);
-        let digest = match &arguments {
+        let events = self.inner.audit_events && audit_events_enabled();
+        // The digest only when someone reads the record.
+        let digest = (events || self.inner.audit.is_some()).then(|| match &arguments {
             Ok(arguments) => sha256_hex(&serde_json::to_vec(arguments).unwrap_or_default()),
             Err(_) => sha256_hex(b""),
-        };
+        });
         let mut rounds = 0;
         let outcome = match arguments {
             Ok(arguments) => self.call(name, &arguments, options, &mut rounds).await,
             Err(invalid) => Err(invalid),
+        };
+        let Some(digest) = digest else {
+            return outcome;
         };
         let record = AuditRecord {
             server: self.name().to_owned(),
@@ -250,7 +257,9 @@ impl Client {
             duration: started.elapsed(),
             rounds,
         };
-        trace_audit(&record);
+        if events {
+            trace_audit(&record);
+        }
         if let Some(hook) = &self.inner.audit {
             hook.record(&record);
         }

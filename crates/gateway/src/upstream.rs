@@ -49,6 +49,9 @@ pub fn client_for(upstream: &UpstreamConfig) -> Result<Client, UpstreamError> {
     let mut builder = builder
         .name(upstream.name.clone())
         .client_info("toolwire-gateway", env!("CARGO_PKG_VERSION"))
+        // The gateway records each call itself (its audit file and the
+        // server's `tool_call` event): the client's event would repeat it.
+        .audit_events(false)
         // Declared so a 2025-11-25 upstream, which learns the capabilities
         // once at `initialize`, may ask; each forwarded call answers with
         // its own handler (and tells a 2026-07-28 upstream what its client
