@@ -304,3 +304,119 @@ fn sighup_after_approve_serves_the_approved_definition() {
     added.expect_code(0);
     assert_eq!(added.json()["content"][0]["text"], "42");
 }
+
+/// Sends SIGKILL to process `pid`.
+fn kill_hard(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -KILL {pid}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_killed_mid_call_fails_that_call_and_is_restarted() {
+    use legacy_http::{Events, LegacyClient, legacy};
+    let dir = fresh_dir("gateway-killed");
+    let (marker, audit) = (dir.join("demo.starts"), dir.join("audit.jsonl"));
+    let gateway_lines = format!(
+        "http = \"127.0.0.1:0\"\naudit = {:?}",
+        audit.display().to_string()
+    );
+    let upstreams = format!(
+        "[[upstream]]\nname = \"demo\"\n{}\nallow = [\"echo\", \"countdown\"]\n",
+        counted_demo_command(&marker)
+    );
+    let config = config_file(&gateway_lines, &upstreams);
+    let config_path = config.to_str().unwrap().to_owned();
+    let gateway = tokio::task::spawn_blocking(move || {
+        Served::command(&["gateway", "--config", &config_path])
+    })
+    .await
+    .unwrap();
+    let client = LegacyClient::new(gateway.url.clone());
+    let session = client.open(None).await;
+    let countdown = legacy(
+        2,
+        "tools/call",
+        json!({"name": "demo__countdown", "arguments": {"seconds": 60, "step_ms": 50},
+               "_meta": {"progressToken": "p1"}}),
+    );
+    let mut events = Events::new(
+        client
+            .post(Some(&session), &countdown)
+            .send()
+            .await
+            .unwrap(),
+    );
+    assert_eq!(events.next().await.unwrap().data, "", "priming event");
+    let first = events.message().await;
+    assert_eq!(
+        first["method"], "notifications/progress",
+        "the upstream runs the call: {first}"
+    );
+
+    kill_hard(started_pid(&marker, 0));
+    let result = loop {
+        let message = events.message().await;
+        if message["method"] != "notifications/progress" {
+            break message;
+        }
+    };
+    assert_eq!(result["id"], 2, "{result}");
+    assert_eq!(result["result"]["isError"], true, "{result}");
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("upstream \"demo\" failed: "),
+        "a tool error the model can read: {text}"
+    );
+
+    // Restarted with backoff; the session that saw the failure goes on.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let echoed = loop {
+        let echo = legacy(
+            3,
+            "tools/call",
+            json!({"name": "demo__echo", "arguments": {"text": "again"}}),
+        );
+        // Until then: an unknown tool (withdrawn) or a tool error.
+        let (_, reply) = client.call(&session, &echo).await;
+        if reply["result"].is_object() && reply["result"]["isError"] != true {
+            break reply;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not restarted within 30 s: {reply}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(
+        echoed["result"]["content"],
+        json!([{"type": "text", "text": "again"}])
+    );
+    assert_eq!(starts(&marker), 2, "one restart");
+
+    let outcomes: Vec<(String, String)> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|r| r["event"] == "call")
+        .map(|r| {
+            let field = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
+            (field("tool"), field("outcome"))
+        })
+        .collect();
+    assert_eq!(
+        outcomes.first(),
+        Some(&("demo__countdown".to_owned(), "upstream_error".to_owned())),
+        "{outcomes:?}"
+    );
+    assert_eq!(
+        outcomes.last(),
+        Some(&("demo__echo".to_owned(), "ok".to_owned())),
+        "{outcomes:?}"
+    );
+    tokio::task::spawn_blocking(move || drop(gateway))
+        .await
+        .unwrap();
+}
