@@ -508,6 +508,8 @@ enum Front {
     Gateway(Option<&'static str>, Option<&'static str>),
     /// FastMCP's proxy (`bench/gateway/fastmcp_proxy.py`) in front of it.
     FastMcp,
+    /// `hyper-proxy`: bare hyper forwarding bytes, the floor of any gateway.
+    HyperProxy,
 }
 
 /// The gateway's call limit in the measured rows: `u32::MAX` calls a second,
@@ -598,6 +600,10 @@ fn start_front(
             )
             .map(Some)
         }
+        Front::HyperProxy => {
+            let args = vec![port.to_string(), upstream.addr.port().to_string()];
+            ServerProcess::start_with(&binary("hyper-proxy")?, &args, port, &[], None).map(Some)
+        }
         Front::FastMcp => {
             let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("gateway/fastmcp_proxy.py");
             let args = vec![script.display().to_string(), port.to_string(), url];
@@ -642,6 +648,11 @@ async fn gateway(options: &Options) -> Result<(), String> {
             "toolwire gateway, 2026-07-28 client",
             Front::Gateway(Some(GATEWAY_CALL_LIMIT), None),
             Workload::Echo,
+        ),
+        (
+            "bare hyper proxy (the extra hop alone)",
+            Front::HyperProxy,
+            legacy,
         ),
     ];
     // Fail early, before any load, if a binary is missing.
@@ -784,6 +795,12 @@ async fn gateway(options: &Options) -> Result<(), String> {
         "- at one connection: gateway ÷ direct {:.2}×, gateway ÷ FastMCP {:.1}× in req/s",
         gateway_l.rps / direct_l.rps.max(1e-9),
         gateway_l.rps / fastmcp_l.rps.max(1e-9),
+    );
+    let floor = latency_rows[targets.len() - 1].summary();
+    println!(
+        "- the extra hop alone (bare hyper proxy) adds {:+.0} µs p50 at one connection; the gateway adds {:+.0} µs above it",
+        added(&floor),
+        (gateway_l.p50_ms - floor.p50_ms) * 1000.0,
     );
     for (index, (label, front, workload)) in targets.iter().enumerate() {
         // Each row against the direct row of its own workload.

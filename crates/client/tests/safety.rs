@@ -409,6 +409,40 @@ async fn every_call_gets_an_audit_record() {
     );
 }
 
+#[tokio::test]
+async fn audit_events_false_keeps_the_hook_and_drops_the_tracing_event() {
+    let records: Arc<Mutex<Vec<AuditRecord>>> = Arc::default();
+    let log = records.clone();
+    let quiet = Client::builder(pipe_transport(demo_server()))
+        .name("quiet-client")
+        .roots(vec![])
+        .audit_events(false)
+        .audit(move |r: &AuditRecord| log.lock().unwrap().push(r.clone()))
+        .build();
+    let loud = Client::builder(pipe_transport(demo_server()))
+        .name("loud-client")
+        .roots(vec![])
+        .build();
+    let logs = support::capture_logs();
+    quiet.call_tool("echo", json!({"text": "q"})).await.unwrap();
+    loud.call_tool("echo", json!({"text": "l"})).await.unwrap();
+    let records = records.lock().unwrap().clone();
+    assert_eq!(records.len(), 1);
+    assert_eq!(
+        (records[0].server.as_str(), records[0].outcome),
+        ("quiet-client", "ok")
+    );
+    assert_eq!(records[0].arguments_sha256, sha256_hex(br#"{"text":"q"}"#));
+    let text = logs.text();
+    let client_events = |name: &str| {
+        text.lines()
+            .filter(|l| l.contains("toolwire::audit") && l.contains(&format!("server={name}")))
+            .count()
+    };
+    assert_eq!(client_events("loud-client"), 1, "{text}");
+    assert_eq!(client_events("quiet-client"), 0, "{text}");
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(bytes)
