@@ -37,6 +37,7 @@ pub use context::{
 pub use dispatch::param_headers::ParamHeader;
 pub use features::cache::CacheHint;
 pub use features::completion::MAX_COMPLETION_VALUES;
+pub use features::extract::{State, ToolHandler, ToolParam, marker};
 pub use features::handles::{DEFAULT_HANDLE_IDLE, DEFAULT_HANDLES_PER_PRINCIPAL, Handles};
 pub use features::prompts::{PromptBuilder, PromptResult};
 pub use features::registry::RegistrationError;

@@ -13,6 +13,7 @@ use crate::context::TextFilter;
 use crate::context::mrtr::StateCodec;
 use crate::context::seal::{Sealer, StateKey};
 use crate::features::cache::CacheHint;
+use crate::features::extract::States;
 use crate::features::listen::SubscriptionCounter;
 use crate::features::prompts::{PromptBuilder, RegisteredPrompt};
 use crate::features::registry::{RegisteredTool, RegistrationError, Registry};
@@ -139,6 +140,8 @@ impl std::fmt::Debug for Server {
 pub(crate) struct ServerInner {
     pub config: ServerConfig,
     pub tools: Registry<RegisteredTool>,
+    /// The states given to the builder, for tools added later.
+    pub states: States,
     pub prompts: Registry<RegisteredPrompt>,
     pub resources: Registry<RegisteredResource>,
     pub templates: Registry<RegisteredTemplate>,
@@ -162,6 +165,7 @@ impl Server {
                 ..Default::default()
             },
             tools: Vec::new(),
+            states: States::default(),
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
@@ -273,12 +277,16 @@ impl Server {
 
     /// Adds a tool while the server runs; listeners are told.
     pub fn add_tool(&self, tool: ToolBuilder) -> Result<(), RegistrationError> {
-        self.inner.tools.add(RegisteredTool::compile(tool)?)
+        self.inner
+            .tools
+            .add(RegisteredTool::compile(tool, &self.inner.states)?)
     }
 
     /// Replaces the tool of the same name, keeping its place in the list.
     pub fn replace_tool(&self, tool: ToolBuilder) -> Result<(), RegistrationError> {
-        self.inner.tools.replace(RegisteredTool::compile(tool)?)
+        self.inner
+            .tools
+            .replace(RegisteredTool::compile(tool, &self.inner.states)?)
     }
 
     /// Removes a tool.
@@ -347,6 +355,7 @@ fn compile_template(
 pub struct ServerBuilder {
     config: ServerConfig,
     tools: Vec<ToolBuilder>,
+    states: States,
     prompts: Vec<PromptBuilder>,
     resources: Vec<ResourceBuilder>,
     templates: Vec<ResourceTemplateBuilder>,
@@ -552,6 +561,21 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds several tools, in order (e.g. the `tools()` that `#[tools]`
+    /// writes for an `impl` block).
+    pub fn tools(mut self, tools: impl IntoIterator<Item = ToolBuilder>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Gives every tool's handler a [`crate::State`] of type `S` (one per
+    /// type; a tool's own [`ToolBuilder::state`] wins). A handler that takes
+    /// a state no one gave fails [`ServerBuilder::build`].
+    pub fn state<S: Clone + Send + Sync + 'static>(mut self, state: S) -> Self {
+        self.states.insert(state);
+        self
+    }
+
     /// Checks and compiles every tool, or names the first that breaks a rule.
     pub fn build(self) -> Result<Server, RegistrationError> {
         let changes = self
@@ -560,7 +584,7 @@ impl ServerBuilder {
         let feed = || Arc::clone(&changes);
         let registry = Registry::new(feed(), Some(Change::ToolsListChanged));
         for tool in self.tools {
-            registry.add(RegisteredTool::compile(tool)?)?;
+            registry.add(RegisteredTool::compile(tool, &self.states)?)?;
         }
         let prompts = Registry::new(feed(), Some(Change::PromptsListChanged));
         for prompt in self.prompts {
@@ -595,6 +619,7 @@ impl ServerBuilder {
                 text_filter,
                 config: self.config,
                 tools: registry,
+                states: self.states,
                 prompts,
                 resources,
                 templates,

@@ -16,7 +16,7 @@ fn server() -> Server {
 
 fn builder() -> ServerBuilder {
     Server::builder("features", "1")
-        .tool(ToolBuilder::new("noop").description("Does nothing").handler(|_: NoArgs, _cx| async { Ok::<_, ToolError>("done") }))
+        .tool(ToolBuilder::new("noop").description("Does nothing").handler(|_: NoArgs| async { Ok::<_, ToolError>("done") }))
         .resource(
             ResourceBuilder::new("test://static-text", "static-text")
                 .description("A text resource")

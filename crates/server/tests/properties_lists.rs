@@ -30,7 +30,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn tool(name: &str) -> ToolBuilder {
-    ToolBuilder::new(name).handler(|_: NoArgs, _cx| async { "ok" })
+    ToolBuilder::new(name).handler(|_: NoArgs| async { "ok" })
 }
 
 /// A server with `tools`, and as many prompts and resources, in that order.

@@ -4,6 +4,7 @@
 
 pub(crate) mod cache;
 pub(crate) mod completion;
+pub(crate) mod extract;
 pub(crate) mod handles;
 pub(crate) mod listen;
 pub(crate) mod listing;

@@ -7,6 +7,7 @@ use toolwire_protocol::Tool;
 use toolwire_schema::{CompiledSchema, HeaderParam};
 
 use crate::features::cache::CacheHint;
+use crate::features::extract::States;
 use crate::features::tool::{ErasedToolHandler, ToolBuilder};
 use crate::store::change_feed::{Change, ChangeFeed};
 
@@ -38,6 +39,15 @@ pub enum RegistrationError {
         kind: &'static str,
         /// The name (or URI).
         tool: String,
+    },
+    /// The handler cannot serve the tool (a state it takes was not given,
+    /// or it takes two arguments types).
+    #[error("tool {tool:?}: {reason}")]
+    Handler {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        reason: String,
     },
     /// A URI template is not RFC 6570 level 1.
     #[error("resource template {template:?}: {reason}")]
@@ -94,7 +104,8 @@ pub(crate) struct RegisteredTool {
 
 impl RegisteredTool {
     /// Compiles a builder's schemas and checks its name and headers.
-    pub fn compile(builder: ToolBuilder) -> Result<Self, RegistrationError> {
+    /// `states` are the server's; the builder's own go over them.
+    pub fn compile(builder: ToolBuilder, states: &States) -> Result<Self, RegistrationError> {
         let tool = builder.definition.name.clone();
         toolwire_schema::check_tool_name(&tool).map_err(|source| {
             RegistrationError::InvalidName {
@@ -102,11 +113,16 @@ impl RegisteredTool {
                 source,
             }
         })?;
-        let handler = builder
+        let unbound = builder
             .handler
             .ok_or_else(|| RegistrationError::NoHandler {
                 kind: "tool",
                 tool: tool.clone(),
+            })?;
+        let handler =
+            unbound(&states.with(&builder.states)).map_err(|e| RegistrationError::Handler {
+                tool: tool.clone(),
+                reason: e.to_string(),
             })?;
         let input = Value::Object(builder.definition.input_schema.clone());
         let input_schema = compile(&tool, "inputSchema", &input)?;

@@ -4,20 +4,23 @@ use std::future::Future;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 use toolwire_protocol::{JsonObject, Meta, Tool, ToolAnnotations};
 
 use crate::context::RequestContext;
 use crate::context::output::{BoxFuture, IntoToolOutput, ToolError, ToolOutput, schema_object_for};
+use crate::features::extract::{Bind, BindError, States, ToolHandler};
 use crate::security::limits::InputLimits;
 use crate::setters::setters;
 use crate::store::rate_limit::RateLimit;
 
 /// A handler with its argument and result types erased.
-pub(crate) type ErasedToolHandler = Arc<
+pub type ErasedToolHandler = Arc<
     dyn Fn(JsonObject, RequestContext) -> BoxFuture<Result<ToolOutput, ToolError>> + Send + Sync,
 >;
+
+/// A handler before registration gives it its states.
+pub(crate) type UnboundToolHandler =
+    Arc<dyn Fn(&States) -> Result<ErasedToolHandler, BindError> + Send + Sync>;
 
 /// The arguments of a tool that takes none: its schema is
 /// `{"type":"object","additionalProperties":false}` and a call may omit `arguments`.
@@ -38,18 +41,20 @@ impl JsonSchema for NoArgs {
 /// A tool definition being built: metadata plus one handler.
 ///
 /// ```
-/// use toolwire_server::{ToolBuilder, RequestContext};
+/// use toolwire_server::ToolBuilder;
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Echo { text: String }
 /// let tool = ToolBuilder::new("echo")
 ///     .description("Echoes the text back")
-///     .handler(|args: Echo, _cx: RequestContext| async move { args.text });
+///     .handler(|args: Echo| async move { args.text });
 /// assert_eq!(tool.definition().input_schema["required"][0], "text");
 /// ```
 #[derive(Clone)]
 pub struct ToolBuilder {
     pub(crate) definition: Tool,
-    pub(crate) handler: Option<ErasedToolHandler>,
+    pub(crate) handler: Option<UnboundToolHandler>,
+    /// This tool's own states, over the server's.
+    pub(crate) states: States,
     pub(crate) required_scopes: Vec<String>,
     pub(crate) rate_limit: Option<RateLimit>,
     pub(crate) input_limits: Option<InputLimits>,
@@ -74,6 +79,7 @@ impl ToolBuilder {
                 ..Default::default()
             },
             handler: None,
+            states: States::default(),
             required_scopes: Vec::new(),
             rate_limit: None,
             input_limits: None,
@@ -126,28 +132,48 @@ impl ToolBuilder {
         &self.definition
     }
 
-    /// Sets a typed handler: `A`'s schema becomes `inputSchema`; the return
-    /// type's schema (for [`crate::Structured`]) becomes `outputSchema`.
-    pub fn handler<A, F, Fut, R>(mut self, handler: F) -> Self
-    where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolOutput + 'static,
-    {
-        self.definition.input_schema = schema_object_for::<A>();
-        if let Some(schema) = R::output_schema() {
+    /// Sets the handler: an `async` function or closure whose parameters,
+    /// in any order, are the typed arguments (at most one type: its schema
+    /// becomes `inputSchema`; without one the tool takes no arguments), the
+    /// [`RequestContext`] and [`crate::State`]s. The return type's schema
+    /// (for [`crate::Structured`]) becomes `outputSchema`.
+    ///
+    /// ```
+    /// use toolwire_server::{RequestContext, State, ToolBuilder};
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Greet { name: String }
+    /// #[derive(Clone)]
+    /// struct Greeting(&'static str);
+    ///
+    /// async fn greet(State(greeting): State<Greeting>, args: Greet, _cx: RequestContext) -> String {
+    ///     format!("{}, {}!", greeting.0, args.name)
+    /// }
+    /// let tool = ToolBuilder::new("greet").state(Greeting("Hello")).handler(greet);
+    /// assert_eq!(tool.definition().input_schema["required"][0], "name");
+    /// ```
+    pub fn handler<M, H: ToolHandler<M>>(mut self, handler: H) -> Self {
+        let mut schemas = H::input_schemas();
+        let too_many: Option<Vec<&'static str>> =
+            (schemas.len() > 1).then(|| schemas.iter().map(|(name, _)| *name).collect());
+        self.definition.input_schema = match schemas.pop() {
+            Some((_, schema)) => schema,
+            None => schema_object_for::<NoArgs>(),
+        };
+        if let Some(schema) = H::output_schema() {
             self.definition.output_schema = Some(schema);
         }
         let handler = Arc::new(handler);
-        self.handler = Some(Arc::new(move |args: JsonObject, cx: RequestContext| {
-            let handler = Arc::clone(&handler);
-            Box::pin(async move {
-                let args: A = serde_json::from_value(Value::Object(args))
-                    .map_err(|e| ToolError::new(format!("Invalid arguments: {e}")))?;
-                handler(args, cx).await.into_tool_output()
-            }) as BoxFuture<_>
+        self.handler = Some(Arc::new(move |states: &States| match &too_many {
+            Some(names) => Err(BindError::TooManyArguments(names.clone())),
+            None => <H as Bind<M>>::bind(&handler, states),
         }));
+        self
+    }
+
+    /// Gives this tool's handler a [`crate::State`] of type `S` (over a
+    /// server-wide one of the same type).
+    pub fn state<S: Clone + Send + Sync + 'static>(mut self, state: S) -> Self {
+        self.states.insert(state);
         self
     }
 
@@ -161,10 +187,11 @@ impl ToolBuilder {
     {
         self.definition.input_schema = input_schema;
         let handler = Arc::new(handler);
-        self.handler = Some(Arc::new(move |args: JsonObject, cx: RequestContext| {
+        let erased: ErasedToolHandler = Arc::new(move |args: JsonObject, cx: RequestContext| {
             let handler = Arc::clone(&handler);
             Box::pin(async move { handler(args, cx).await.into_tool_output() }) as BoxFuture<_>
-        }));
+        });
+        self.handler = Some(Arc::new(move |_: &States| Ok(Arc::clone(&erased))));
         self
     }
 }
