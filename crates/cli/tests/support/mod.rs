@@ -44,8 +44,8 @@ impl Served {
     pub fn command_with_env(args: &[&str], env: &[(&str, &str)]) -> Served {
         let mut child = Command::new(bin())
             .args(args)
-            .envs(env.iter().copied())
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

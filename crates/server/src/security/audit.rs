@@ -4,8 +4,10 @@
 //!   `tool`, `arguments_sha256` (hex SHA-256 of the arguments as canonical
 //!   JSON, keys sorted, so equal arguments give equal digests and the
 //!   arguments themselves never reach the log), `outcome` (`ok`,
-//!   `tool_error`, `protocol_error`, `denied`, `rate_limited` or
-//!   `input_required`), `duration_ms` and `sanitized`: what the output
+//!   `tool_error`, `protocol_error`, `denied`, `rate_limited`,
+//!   `input_required`, or `cancelled` when the call was dropped before it
+//!   ended: the client cancelled it or went away), `duration_ms` and
+//!   `sanitized`: what the output
 //!   sanitiser removed from (or escaped in) the result, as a
 //!   [`SanitizeReport`] (`bidi=1 tags=14`, or `none`).
 //! - `event = "sanitized"` (level INFO) for a `prompts/get` or
@@ -42,6 +44,7 @@ pub(crate) enum Outcome {
     Denied,
     RateLimited,
     InputRequired,
+    Cancelled,
 }
 
 impl Outcome {
@@ -53,6 +56,7 @@ impl Outcome {
             Outcome::Denied => "denied",
             Outcome::RateLimited => "rate_limited",
             Outcome::InputRequired => "input_required",
+            Outcome::Cancelled => "cancelled",
         }
     }
 }
@@ -85,12 +89,15 @@ fn who(principal: Option<&Principal>) -> &str {
 }
 
 /// What is known about a tool call when it starts; `None` when nobody
-/// listens to audit events (then the digest is not computed).
+/// listens to audit events (then the digest is not computed). Dropped
+/// before [`ToolCallRecord::finish`] (the call's future was dropped), it
+/// logs the call as `cancelled`.
 pub(crate) struct ToolCallRecord {
     principal: Principal,
     tool: String,
     digest: String,
     started: Instant,
+    logged: bool,
 }
 
 impl ToolCallRecord {
@@ -104,11 +111,17 @@ impl ToolCallRecord {
             tool: params.name.clone(),
             digest: arguments_digest(params.arguments.as_ref().unwrap_or(&empty)),
             started: Instant::now(),
+            logged: false,
         })
     }
 
     /// Logs the call with its outcome, duration and what the sanitiser removed.
-    pub(crate) fn finish(self, outcome: Outcome, sanitized: &SanitizeReport) {
+    pub(crate) fn finish(mut self, outcome: Outcome, sanitized: &SanitizeReport) {
+        self.log(outcome, sanitized);
+    }
+
+    fn log(&mut self, outcome: Outcome, sanitized: &SanitizeReport) {
+        self.logged = true;
         let duration = self.started.elapsed();
         tracing::info!(
             target: AUDIT_TARGET,
@@ -120,6 +133,14 @@ impl ToolCallRecord {
             duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             sanitized = %sanitized,
         );
+    }
+}
+
+impl Drop for ToolCallRecord {
+    fn drop(&mut self) {
+        if !self.logged {
+            self.log(Outcome::Cancelled, &SanitizeReport::default());
+        }
     }
 }
 
