@@ -119,6 +119,26 @@ async fn every_tool_call_is_logged_with_its_outcome() {
 }
 
 #[tokio::test]
+async fn a_call_dropped_before_its_outcome_is_logged_as_cancelled() {
+    let (captured, _guard) = capture();
+    let s = Server::builder("audit-test", "1")
+        .tool(ToolBuilder::new("hang").handler(|_: NoArgs| std::future::pending::<String>()))
+        .build()
+        .unwrap();
+    let call = call(&s, Some("carol"), "hang", json!({}));
+    let timed_out = tokio::time::timeout(std::time::Duration::from_millis(50), call).await;
+    assert!(timed_out.is_err(), "the call never ends");
+
+    let events = captured.audit();
+    let calls = only(&events, "tool_call");
+    let summary: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|e| (e.field("principal"), e.field("tool"), e.field("outcome")))
+        .collect();
+    assert_eq!(summary, [("\"carol\"", "\"hang\"", "cancelled")]);
+}
+
+#[tokio::test]
 async fn denials_are_logged() {
     let (captured, _guard) = capture();
     let s = server();
