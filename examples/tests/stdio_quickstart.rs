@@ -1,73 +1,21 @@
 //! The quickstart example over stdio, as a real child process.
 
-use std::process::Stdio;
+mod support;
+
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::io::AsyncWriteExt;
 
-struct Peer {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-}
+use serde_json::json;
+use support::{Peer, meta};
 
-fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}
-    })
-}
-
-impl Peer {
-    fn spawn() -> Peer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn quickstart");
-        let stdin = child.stdin.take().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        Peer {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    async fn send_line(&mut self, line: &str) {
-        self.stdin.write_all(line.as_bytes()).await.unwrap();
-        self.stdin.write_all(b"\n").await.unwrap();
-        self.stdin.flush().await.unwrap();
-    }
-
-    async fn send(&mut self, message: Value) {
-        self.send_line(&message.to_string()).await;
-    }
-
-    async fn request(&mut self, id: i64, method: &str, mut params: Value) {
-        params["_meta"] = meta();
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-    }
-
-    async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
-            .await
-            .expect("a reply within 20 s")
-            .unwrap()
-            .expect("stdout still open");
-        serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"))
-    }
+fn spawn() -> Peer {
+    Peer::spawn(env!("CARGO_BIN_EXE_quickstart"))
 }
 
 #[tokio::test]
 async fn lists_and_calls_tools() {
-    let mut peer = Peer::spawn();
+    let mut peer = spawn();
     peer.request(1, "tools/list", json!({})).await;
     let r = peer.recv().await;
     assert_eq!(r["id"], 1);
@@ -110,7 +58,7 @@ async fn lists_and_calls_tools() {
 
 #[tokio::test]
 async fn bad_arguments_give_a_tool_error() {
-    let mut peer = Peer::spawn();
+    let mut peer = spawn();
     peer.request(
         1,
         "tools/call",
@@ -128,7 +76,7 @@ async fn bad_arguments_give_a_tool_error() {
 
 #[tokio::test]
 async fn malformed_line_gets_parse_error_and_the_loop_goes_on() {
-    let mut peer = Peer::spawn();
+    let mut peer = spawn();
     peer.send_line("{this is not json").await;
     let r = peer.recv().await;
     assert_eq!(r["error"]["code"], -32700);
@@ -149,7 +97,7 @@ async fn malformed_line_gets_parse_error_and_the_loop_goes_on() {
 
 #[tokio::test]
 async fn progress_arrives_in_order_before_the_result() {
-    let mut peer = Peer::spawn();
+    let mut peer = spawn();
     let mut params = json!({"name": "countdown", "arguments": {"seconds": 3, "step_ms": 10}});
     params["_meta"] = meta();
     params["_meta"]["progressToken"] = json!("tok");
@@ -171,7 +119,7 @@ async fn progress_arrives_in_order_before_the_result() {
 
 #[tokio::test]
 async fn cancelled_request_gets_no_response() {
-    let mut peer = Peer::spawn();
+    let mut peer = spawn();
     peer.request(
         1,
         "tools/call",
@@ -206,7 +154,7 @@ async fn cancelled_request_gets_no_response() {
 
 #[tokio::test]
 async fn a_thousand_concurrent_calls_on_one_pipe_are_all_answered_within_the_rate_limit() {
-    let mut peer = Peer::spawn();
+    let mut peer = spawn();
     let mut batch = String::new();
     for id in 0..1000 {
         let params =
@@ -245,7 +193,7 @@ async fn a_thousand_concurrent_calls_on_one_pipe_are_all_answered_within_the_rat
 
 #[tokio::test]
 async fn a_2025_11_25_client_is_served_after_initialize() {
-    let mut peer = Peer::spawn();
+    let mut peer = spawn();
     peer.send(
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},

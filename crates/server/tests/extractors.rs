@@ -1,5 +1,5 @@
 //! Handlers that take their arguments, the request context and shared
-//! state as parameters, in any order.
+//! state as parameters, in any order; and `ToolBuilder::header`.
 
 mod common;
 
@@ -167,4 +167,63 @@ async fn a_closure_with_no_parameters_is_a_handler() {
         .unwrap();
     let r = result(&server, call_args(1, "ping", json!({}))).await;
     assert_eq!(r["content"][0]["text"], "pong");
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Lookup {
+    region: String,
+}
+
+#[tokio::test]
+async fn header_marks_a_parameter_before_or_after_the_handler() {
+    let lookup = |args: Lookup| async move { args.region };
+    let server = Server::builder("headers", "1")
+        .tool(
+            ToolBuilder::new("after")
+                .handler(lookup)
+                .header("region", "Region"),
+        )
+        .tool(
+            ToolBuilder::new("before")
+                .header("region", "Zone")
+                .handler(lookup),
+        )
+        .build()
+        .unwrap();
+    let listed = result(&server, request(1, "tools/list", json!({}))).await;
+    let headers: Vec<_> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["inputSchema"]["properties"]["region"]["x-mcp-header"].clone())
+        .collect();
+    assert_eq!(headers, [json!("Region"), json!("Zone")]);
+}
+
+#[test]
+fn a_header_on_a_missing_parameter_fails_the_build() {
+    let error = Server::builder("headers", "1")
+        .tool(
+            ToolBuilder::new("lookup")
+                .handler(|args: Lookup| async move { args.region })
+                .header("zone", "Zone"),
+        )
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "tool \"lookup\": header(\"zone\", ..) names no property of the input schema"
+    );
+    let error = Server::builder("headers", "1")
+        .tool(
+            ToolBuilder::new("lookup")
+                .handler(|args: Lookup| async move { args.region })
+                .header("region", "Bad Header"),
+        )
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(error, toolwire_server::RegistrationError::Header { .. }),
+        "{error}"
+    );
 }

@@ -4,6 +4,8 @@
 //! server and client SDKs.
 #[cfg(feature = "client")]
 pub use toolwire_client as client;
+#[cfg(feature = "macros")]
+pub use toolwire_macros::{tool, tools};
 pub use toolwire_protocol as protocol;
 pub use toolwire_schema as schema;
 #[cfg(feature = "server")]

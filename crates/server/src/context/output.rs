@@ -86,6 +86,11 @@ impl From<ErrorObject> for ToolError {
 pub struct Structured<T>(pub T);
 
 /// Conversion of a handler's return value into a round's outcome.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's result",
+    note = "return a String, content blocks, Structured<T> (T: Serialize + JsonSchema), a \
+            ToolOutput, or a Result of one of these with an error that converts into ToolError"
+)]
 pub trait IntoToolOutput {
     /// The outcome, or an error.
     fn into_tool_output(self) -> Result<ToolOutput, ToolError>;

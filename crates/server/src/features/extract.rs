@@ -142,6 +142,12 @@ pub(crate) use sealed::Bind;
 /// A type a tool handler can take as a parameter: the typed arguments
 /// (`Deserialize + JsonSchema`), [`RequestContext`] or [`State`]. `M` is
 /// one of the [`marker`] types; it is inferred.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool handler's parameter",
+    label = "not a tool handler parameter",
+    note = "a handler takes, in any order: its arguments type (Deserialize + JsonSchema), \
+            RequestContext, and State<S>"
+)]
 pub trait ToolParam<M>: sealed::Param<M> {}
 
 impl<M, T: sealed::Param<M>> ToolParam<M> for T {}
@@ -149,6 +155,13 @@ impl<M, T: sealed::Param<M>> ToolParam<M> for T {}
 /// A function that can handle a tool's calls: `async fn` or closure whose
 /// parameters are [`ToolParam`]s, in any order, returning
 /// [`IntoToolOutput`]. `M` is inferred.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool handler",
+    label = "not a tool handler",
+    note = "a handler is an async fn or closure taking, in any order, its arguments type \
+            (Deserialize + JsonSchema), RequestContext and State<S>, and returning something \
+            that implements IntoToolOutput (String, Structured<T>, Result<_, ToolError>, ...)"
+)]
 pub trait ToolHandler<M>: sealed::Bind<M> {}
 
 impl<M, H: sealed::Bind<M>> ToolHandler<M> for H {}

@@ -75,6 +75,14 @@ pub enum RegistrationError {
         /// The rule broken.
         source: toolwire_schema::HeaderRuleError,
     },
+    /// [`ToolBuilder::header`] names a parameter the input schema lacks.
+    #[error("tool {tool:?}: header({param:?}, ..) names no property of the input schema")]
+    UnknownHeaderParam {
+        /// The tool.
+        tool: String,
+        /// The parameter.
+        param: String,
+    },
     /// Nothing by that name (for replace, remove, enable, disable).
     #[error("{kind} {tool:?}: no such {kind}")]
     NotFound {
@@ -113,6 +121,12 @@ impl RegisteredTool {
                 source,
             }
         })?;
+        if let Some(param) = builder.unknown_header_param() {
+            return Err(RegistrationError::UnknownHeaderParam {
+                tool,
+                param: param.to_owned(),
+            });
+        }
         let unbound = builder
             .handler
             .ok_or_else(|| RegistrationError::NoHandler {

@@ -55,6 +55,8 @@ pub struct ToolBuilder {
     pub(crate) handler: Option<UnboundToolHandler>,
     /// This tool's own states, over the server's.
     pub(crate) states: States,
+    /// `(parameter, header)` pairs given with [`ToolBuilder::header`].
+    pub(crate) headers: Vec<(String, String)>,
     pub(crate) required_scopes: Vec<String>,
     pub(crate) rate_limit: Option<RateLimit>,
     pub(crate) input_limits: Option<InputLimits>,
@@ -80,6 +82,7 @@ impl ToolBuilder {
             },
             handler: None,
             states: States::default(),
+            headers: Vec::new(),
             required_scopes: Vec::new(),
             rate_limit: None,
             input_limits: None,
@@ -162,12 +165,60 @@ impl ToolBuilder {
         if let Some(schema) = H::output_schema() {
             self.definition.output_schema = Some(schema);
         }
+        self.mark_headers();
         let handler = Arc::new(handler);
         self.handler = Some(Arc::new(move |states: &States| match &too_many {
             Some(names) => Err(BindError::TooManyArguments(names.clone())),
             None => <H as Bind<M>>::bind(&handler, states),
         }));
         self
+    }
+
+    /// Mirrors the argument `param` into the HTTP header
+    /// `Mcp-Param-{header}`: `"x-mcp-header": header` on its property in
+    /// `inputSchema` (before or after the handler sets the schema). A
+    /// parameter the schema does not have fails registration, as does one
+    /// that breaks the `x-mcp-header` rules.
+    ///
+    /// ```
+    /// use toolwire_server::ToolBuilder;
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Lookup { region: String, key: String }
+    /// let tool = ToolBuilder::new("lookup")
+    ///     .handler(|args: Lookup| async move { args.key })
+    ///     .header("region", "Region");
+    /// let region = &tool.definition().input_schema["properties"]["region"];
+    /// assert_eq!(region["x-mcp-header"], "Region");
+    /// ```
+    pub fn header(mut self, param: impl Into<String>, header: impl Into<String>) -> Self {
+        self.headers.push((param.into(), header.into()));
+        self.mark_headers();
+        self
+    }
+
+    /// Writes the `x-mcp-header` of every [`ToolBuilder::header`] into the
+    /// input schema's properties that exist.
+    fn mark_headers(&mut self) {
+        let properties = self
+            .definition
+            .input_schema
+            .get_mut("properties")
+            .and_then(|p| p.as_object_mut());
+        let Some(properties) = properties else { return };
+        for (param, header) in &self.headers {
+            if let Some(property) = properties.get_mut(param).and_then(|p| p.as_object_mut()) {
+                property.insert("x-mcp-header".into(), header.clone().into());
+            }
+        }
+    }
+
+    /// The first [`ToolBuilder::header`] parameter the input schema lacks.
+    pub(crate) fn unknown_header_param(&self) -> Option<&str> {
+        let properties = self.definition.input_schema.get("properties");
+        self.headers
+            .iter()
+            .map(|(param, _)| param.as_str())
+            .find(|param| properties.and_then(|p| p.get(*param)).is_none())
     }
 
     /// Gives this tool's handler a [`crate::State`] of type `S` (over a
@@ -186,6 +237,7 @@ impl ToolBuilder {
         R: IntoToolOutput + 'static,
     {
         self.definition.input_schema = input_schema;
+        self.mark_headers();
         let handler = Arc::new(handler);
         let erased: ErasedToolHandler = Arc::new(move |args: JsonObject, cx: RequestContext| {
             let handler = Arc::clone(&handler);

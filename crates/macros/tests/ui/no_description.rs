@@ -1,0 +1,8 @@
+use toolwire::tool;
+
+#[tool(read_only)]
+async fn echo() -> String {
+    String::new()
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+use toolwire::tools;
+
+struct Clock;
+
+#[tools]
+impl Clock {
+    /// Says the time.
+    #[tool]
+    async fn now() -> String {
+        "noon".to_owned()
+    }
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use toolwire::tool;
+
+/// Echoes nothing.
+#[tool]
+fn echo() -> String {
+    String::new()
+}
+
+fn main() {}
