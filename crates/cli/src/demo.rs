@@ -14,15 +14,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use toolwire::protocol::{
     CreateMessageRequestParams, ElicitAction, LoggingLevel, PromptMessage, Role, SamplingContent,
-    SamplingMessage, TextContent, ToolAnnotations,
+    SamplingMessage, TextContent,
 };
 use toolwire::server::{
-    Handles, NoArgs, PromptBuilder, RateLimit, RegistrationError, RequestContext, ResourceBuilder,
-    Server, ServerBuilder, Structured, ToolBuilder, ToolError, text_contents,
+    Handles, PromptBuilder, RateLimit, RegistrationError, RequestContext, ResourceBuilder, Server,
+    ServerBuilder, State, Structured, ToolError, text_contents,
 };
+use toolwire::tool;
 use toolwire_redis::{RedisChangeFeed, RedisConnection, RedisHandles, RedisRateLimits};
 
-use extras::{Extras, toggle_tool};
+use extras::{Extras, toggle_extras_tool};
 
 /// What `serve`'s switches change in the demo.
 #[derive(Debug, Clone, Default)]
@@ -54,6 +55,7 @@ struct EchoArgs {
 #[derive(Deserialize, JsonSchema)]
 struct StatsArgs {
     /// The numbers to summarise (at least one).
+    #[schemars(length(min = 1))]
     numbers: Vec<f64>,
 }
 
@@ -72,9 +74,11 @@ struct Stats {
 #[derive(Deserialize, JsonSchema)]
 struct CountdownArgs {
     /// Seconds to count down from (1 to 60).
+    #[schemars(range(min = 1, max = 60))]
     seconds: u32,
     /// Milliseconds per step (10 to 5000, default 1000).
     #[serde(default)]
+    #[schemars(range(min = 10, max = 5000))]
     step_ms: Option<u64>,
 }
 
@@ -90,45 +94,32 @@ struct SummarizeArgs {
     text: String,
 }
 
-fn read_only() -> ToolAnnotations {
-    ToolAnnotations {
-        read_only_hint: Some(true),
-        open_world_hint: Some(false),
-        ..Default::default()
-    }
-}
-
-async fn echo(args: EchoArgs, _cx: RequestContext) -> String {
+/// Echoes the text back
+#[tool(read_only, idempotent, open_world = false)]
+async fn echo(args: EchoArgs) -> String {
     args.text
 }
 
-async fn stats(args: StatsArgs, _cx: RequestContext) -> Result<Structured<Stats>, ToolError> {
+/// Count, mean, min and max of a list of numbers (structured output)
+#[tool(read_only, open_world = false)]
+async fn stats(args: StatsArgs) -> Structured<Stats> {
     let numbers = args.numbers;
-    if numbers.is_empty() {
-        return Err(ToolError::new(
-            "numbers must contain at least one number, e.g. [1, 2, 3]",
-        ));
-    }
     let count = numbers.len();
     let min = numbers.iter().copied().fold(f64::INFINITY, f64::min);
     let max = numbers.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let mean = numbers.iter().sum::<f64>() / count as f64;
-    Ok(Structured(Stats {
+    Structured(Stats {
         count,
         mean,
         min,
         max,
-    }))
+    })
 }
 
+/// Counts down, reporting progress each step
+#[tool(read_only, open_world = false)]
 async fn countdown(args: CountdownArgs, cx: RequestContext) -> Result<String, ToolError> {
-    if !(1..=60).contains(&args.seconds) {
-        return Err(ToolError::new("seconds must be between 1 and 60"));
-    }
     let step_ms = args.step_ms.unwrap_or(1000);
-    if !(10..=5000).contains(&step_ms) {
-        return Err(ToolError::new("step_ms must be between 10 and 5000"));
-    }
     cx.log(
         LoggingLevel::Info,
         Some("countdown"),
@@ -148,8 +139,10 @@ async fn countdown(args: CountdownArgs, cx: RequestContext) -> Result<String, To
     Ok("Lift-off!".to_owned())
 }
 
-/// Asks for confirmation in a form; the answer arrives with the retry.
+/// Deletes a file after asking the user to confirm (pretend: nothing is deleted)
+#[tool(read_only = false, destructive, idempotent, open_world = false)]
 async fn delete_file(args: DeleteArgs, cx: RequestContext) -> Result<String, ToolError> {
+    // Asks for confirmation in a form; the answer arrives with the retry.
     let schema = json!({
         "type": "object",
         "properties": {"confirm": {"type": "boolean", "title": "Really delete?"}},
@@ -173,7 +166,8 @@ async fn delete_file(args: DeleteArgs, cx: RequestContext) -> Result<String, Too
     })
 }
 
-/// Asks the client's model for a one-sentence summary.
+/// Summarises text with the client's model (sampling)
+#[tool(read_only, open_world = false)]
 async fn summarize(args: SummarizeArgs, cx: RequestContext) -> Result<String, ToolError> {
     let question = SamplingMessage::new(
         Role::User,
@@ -197,8 +191,9 @@ async fn summarize(args: SummarizeArgs, cx: RequestContext) -> Result<String, To
     Ok(format!("Summary (by {}): {}", answer.model, text.join(" ")))
 }
 
-/// Asks the client where it lets the server work.
-async fn show_roots(_: NoArgs, cx: RequestContext) -> Result<String, ToolError> {
+/// Lists the roots the client shares
+#[tool(read_only, open_world = false)]
+async fn show_roots(cx: RequestContext) -> Result<String, ToolError> {
     let roots = cx.list_roots("roots")?;
     if roots.roots.is_empty() {
         return Ok("The client shares no roots.".to_owned());
@@ -231,9 +226,11 @@ struct AddItemArgs {
     /// The basket's id, as create_basket returned it (e.g. bsk_...).
     basket_id: String,
     /// The product code, e.g. "apple".
+    #[schemars(length(min = 1, max = 64))]
     sku: String,
     /// How many (1 to 99, default 1).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 99))]
     quantity: Option<u32>,
 }
 
@@ -272,107 +269,75 @@ fn view(basket_id: &str, basket: &Basket) -> BasketView {
     }
 }
 
-/// The basket tools: state carried by an explicit handle (`basket_id`),
-/// bound to the caller and forgotten after a time without use.
-fn basket_tools(baskets: &Handles<Basket>) -> Vec<ToolBuilder> {
-    let create = {
-        let baskets = baskets.clone();
-        move |_: NoArgs, cx: RequestContext| {
-            let baskets = baskets.clone();
-            async move {
-                let basket_id = baskets.create(&cx, Basket::default()).await?;
-                Ok::<_, ToolError>(Structured(CreatedBasket { basket_id }))
+/// The baskets, each behind an explicit handle (`basket_id`), bound to the
+/// caller and forgotten after a time without use.
+type Baskets = Handles<Basket>;
+
+/// Creates an empty shopping basket and returns its basket_id.
+#[tool(read_only = false, destructive = false, open_world = false)]
+async fn create_basket(
+    State(baskets): State<Baskets>,
+    cx: RequestContext,
+) -> Result<Structured<CreatedBasket>, ToolError> {
+    let basket_id = baskets.create(&cx, Basket::default()).await?;
+    Ok(Structured(CreatedBasket { basket_id }))
+}
+
+/// Adds a product to a basket
+#[tool(read_only = false, destructive = false, open_world = false)]
+async fn add_item(
+    State(baskets): State<Baskets>,
+    args: AddItemArgs,
+    cx: RequestContext,
+) -> Result<Structured<BasketView>, ToolError> {
+    let quantity = args.quantity.unwrap_or(1);
+    let sku = args.sku.trim().to_owned();
+    if sku.is_empty() {
+        return Err(ToolError::new("sku must not be blank"));
+    }
+    let id = args.basket_id.clone();
+    let shown = baskets
+        .with(&cx, &args.basket_id, move |basket| {
+            match basket.lines.iter_mut().find(|(s, _)| *s == sku) {
+                Some((_, q)) => *q = q.saturating_add(quantity),
+                None => basket.lines.push((sku, quantity)),
             }
-        }
-    };
-    let add = {
-        let baskets = baskets.clone();
-        move |args: AddItemArgs, cx: RequestContext| {
-            let baskets = baskets.clone();
-            async move {
-                let quantity = args.quantity.unwrap_or(1);
-                if !(1..=99).contains(&quantity) {
-                    return Err(ToolError::new("quantity must be between 1 and 99"));
-                }
-                if args.sku.trim().is_empty() || args.sku.len() > 64 {
-                    return Err(ToolError::new("sku must be 1 to 64 characters"));
-                }
-                let id = args.basket_id.clone();
-                let sku = args.sku.trim().to_owned();
-                let shown = baskets
-                    .with(&cx, &args.basket_id, move |basket| {
-                        match basket.lines.iter_mut().find(|(s, _)| *s == sku) {
-                            Some((_, q)) => *q = q.saturating_add(quantity),
-                            None => basket.lines.push((sku, quantity)),
-                        }
-                        view(&id, basket)
-                    })
-                    .await?;
-                Ok(Structured(shown))
-            }
-        }
-    };
-    let show = {
-        let baskets = baskets.clone();
-        move |args: BasketArgs, cx: RequestContext| {
-            let baskets = baskets.clone();
-            async move {
-                let basket = baskets.get(&cx, &args.basket_id).await?;
-                Ok::<_, ToolError>(Structured(view(&args.basket_id, &basket)))
-            }
-        }
-    };
-    let checkout = {
-        let baskets = baskets.clone();
-        move |args: BasketArgs, cx: RequestContext| {
-            let baskets = baskets.clone();
-            async move {
-                let basket = baskets.get(&cx, &args.basket_id).await?;
-                if basket.lines.is_empty() {
-                    return Err(ToolError::new(
-                        "the basket is empty: add items with add_item first",
-                    ));
-                }
-                baskets.remove(&cx, &args.basket_id).await?;
-                let total: u32 = basket.lines.iter().map(|(_, q)| q).sum();
-                Ok(format!(
-                    "Checked out {}: {total} item(s) (pretend: nothing is ordered). The basket is closed.",
-                    args.basket_id
-                ))
-            }
-        }
-    };
-    let writes = ToolAnnotations {
-        read_only_hint: Some(false),
-        destructive_hint: Some(false),
-        open_world_hint: Some(false),
-        ..Default::default()
-    };
-    vec![
-        baskets.describe(
-            ToolBuilder::new("create_basket")
-                .description("Creates an empty shopping basket and returns its basket_id.")
-                .annotations(writes.clone())
-                .handler(create),
-        ),
-        ToolBuilder::new("add_item")
-            .description("Adds a product to a basket")
-            .annotations(writes)
-            .handler(add),
-        ToolBuilder::new("view_basket")
-            .description("Shows what a basket holds")
-            .annotations(read_only())
-            .handler(show),
-        ToolBuilder::new("checkout")
-            .description("Orders what a basket holds and closes the basket (pretend)")
-            .annotations(ToolAnnotations {
-                read_only_hint: Some(false),
-                destructive_hint: Some(true),
-                open_world_hint: Some(false),
-                ..Default::default()
-            })
-            .handler(checkout),
-    ]
+            view(&id, basket)
+        })
+        .await?;
+    Ok(Structured(shown))
+}
+
+/// Shows what a basket holds
+#[tool(read_only, open_world = false)]
+async fn view_basket(
+    State(baskets): State<Baskets>,
+    args: BasketArgs,
+    cx: RequestContext,
+) -> Result<Structured<BasketView>, ToolError> {
+    let basket = baskets.get(&cx, &args.basket_id).await?;
+    Ok(Structured(view(&args.basket_id, &basket)))
+}
+
+/// Orders what a basket holds and closes the basket (pretend)
+#[tool(read_only = false, destructive, open_world = false)]
+async fn checkout(
+    State(baskets): State<Baskets>,
+    args: BasketArgs,
+    cx: RequestContext,
+) -> Result<String, ToolError> {
+    let basket = baskets.get(&cx, &args.basket_id).await?;
+    if basket.lines.is_empty() {
+        return Err(ToolError::new(
+            "the basket is empty: add items with add_item first",
+        ));
+    }
+    baskets.remove(&cx, &args.basket_id).await?;
+    let total: u32 = basket.lines.iter().map(|(_, q)| q).sum();
+    Ok(format!(
+        "Checked out {}: {total} item(s) (pretend: nothing is ordered). The basket is closed.",
+        args.basket_id
+    ))
 }
 
 const ABOUT: &str = "# The toolwire demo server\n\n\
@@ -402,54 +367,30 @@ impl Demo {
 /// The demo server's tools, resource and prompt.
 pub fn demo(options: &DemoOptions) -> Demo {
     let extras = Extras::new(options.rate_limit, options.redis.as_ref());
-    let mut baskets = Handles::<Basket>::new("bsk", "basket").created_by("create_basket");
+    let mut baskets = Baskets::new("bsk", "basket").created_by("create_basket");
     if let Some(ttl) = options.handle_ttl {
         baskets = baskets.idle_timeout(ttl);
     }
     if let Some(redis) = &options.redis {
         baskets = baskets.store(Arc::new(RedisHandles::new(redis.clone(), "baskets")));
     }
-    let mut tools = vec![
-        ToolBuilder::new("echo")
-            .description("Echoes the text back")
-            .annotations(ToolAnnotations {
-                idempotent_hint: Some(true),
-                ..read_only()
-            })
-            .handler(echo),
-        ToolBuilder::new("stats")
-            .description("Count, mean, min and max of a list of numbers (structured output)")
-            .annotations(read_only())
-            .handler(stats),
-        ToolBuilder::new("countdown")
-            .description("Counts down, reporting progress each step")
-            .annotations(read_only())
-            .handler(countdown),
-        ToolBuilder::new("delete_file")
-            .description(
-                "Deletes a file after asking the user to confirm (pretend: nothing is deleted)",
-            )
-            .annotations(ToolAnnotations {
-                read_only_hint: Some(false),
-                destructive_hint: Some(true),
-                idempotent_hint: Some(true),
-                open_world_hint: Some(false),
-                ..Default::default()
-            })
-            .handler(delete_file),
-        ToolBuilder::new("summarize")
-            .description("Summarises text with the client's model (sampling)")
-            .annotations(read_only())
-            .handler(summarize),
-        ToolBuilder::new("show_roots")
-            .description("Lists the roots the client shares")
-            .annotations(read_only())
-            .handler(show_roots),
+    let tools = [
+        echo_tool(),
+        stats_tool(),
+        countdown_tool(),
+        delete_file_tool(),
+        summarize_tool(),
+        show_roots_tool(),
+        baskets.describe(create_basket_tool()),
+        add_item_tool(),
+        view_basket_tool(),
+        checkout_tool(),
+        toggle_extras_tool(),
     ];
-    tools.extend(basket_tools(&baskets));
-    tools.push(toggle_tool(&extras));
     let mut builder = toolwire::server::Server::builder("toolwire-demo", env!("CARGO_PKG_VERSION"))
         .title("toolwire demo")
+        .state(baskets)
+        .state(Arc::clone(&extras))
         .instructions(
             "A demo of MCP. echo repeats text; stats summarises numbers \
              (structured output); countdown reports progress; delete_file asks the user \

@@ -259,7 +259,7 @@ fn a_tool_error_exits_1() {
     assert!(
         human
             .stderr
-            .contains("tool `stats` reported an error: numbers must contain at least one number"),
+            .contains("tool `stats` reported an error: Invalid arguments for tool stats:\n/numbers: [] has less than 1 item\n"),
         "{}",
         human.stderr
     );

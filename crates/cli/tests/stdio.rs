@@ -91,11 +91,9 @@ fn errors_over_stdio() {
         "",
     );
     tool_error.expect_code(1);
-    assert!(
-        tool_error
-            .stderr
-            .contains("seconds must be between 1 and 60")
-    );
+    assert!(tool_error.stderr.contains(
+        "Invalid arguments for tool countdown:\n/seconds: 0 is less than the minimum of 1"
+    ));
 
     let unknown = toolwire(&over_stdio(&["call", "stat", "--yes"]), "");
     unknown.expect_code(2);

@@ -149,10 +149,40 @@ impl ToolArgs {
     }
 }
 
-/// The doc comment of an item as one text: each line without the space
-/// after `///`, blank lines kept between paragraphs, trimmed.
+/// The doc comment of an item as one text, as a reader sees it: the lines
+/// of a paragraph joined by spaces (a comment wrapped at 100 columns is one
+/// sentence), paragraphs apart by a blank line, and the line breaks of
+/// lists, tables, headings and fenced code kept.
 pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
-    let lines: Vec<String> = attrs
+    let mut text = String::new();
+    let mut fenced = false;
+    let mut after_blank = true;
+    for line in doc_lines(attrs) {
+        let line = line.strip_prefix(' ').unwrap_or(&line).trim_end();
+        let fence = line.trim_start().starts_with("```");
+        if line.is_empty() && !fenced {
+            after_blank = true;
+            continue;
+        }
+        let joined = !after_blank && !fenced && !fence && !starts_block(line);
+        if !text.is_empty() {
+            text.push_str(match (after_blank, joined) {
+                (true, _) => "\n\n",
+                (false, true) => " ",
+                (false, false) => "\n",
+            });
+        }
+        text.push_str(if joined { line.trim_start() } else { line });
+        fenced ^= fence;
+        after_blank = false;
+    }
+    (!text.is_empty()).then_some(text)
+}
+
+/// The raw lines of the `#[doc = ".."]` attributes (`///` lines); `split`,
+/// not `lines`, so that an empty `///` is one empty line.
+fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
+    attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
@@ -164,13 +194,57 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
             },
             _ => None,
         })
-        .flat_map(|text| {
-            // `split`, not `lines`: an empty `///` line is one empty line.
-            text.split('\n')
-                .map(|line| line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned())
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let text = lines.join("\n").trim().to_owned();
-    (!text.is_empty()).then_some(text)
+        .flat_map(|text| text.split('\n').map(str::to_owned).collect::<Vec<_>>())
+        .collect()
+}
+
+/// A line that starts a list item, table row or heading: kept on its own.
+fn starts_block(line: &str) -> bool {
+    let line = line.trim_start();
+    let numbered = line
+        .split_once(". ")
+        .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    numbered
+        || ["- ", "* ", "+ ", "|", "#"]
+            .iter()
+            .any(|m| line.starts_with(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::doc_text;
+
+    fn doc(source: &str) -> Option<String> {
+        let item: syn::ItemFn = syn::parse_str(&format!("{source}\nfn f() {{}}")).unwrap();
+        doc_text(&item.attrs)
+    }
+
+    #[test]
+    fn wrapped_lines_are_one_paragraph() {
+        assert_eq!(
+            doc("/// Adds the tool, or removes it\n/// when it is there."),
+            Some("Adds the tool, or removes it when it is there.".to_owned())
+        );
+    }
+
+    #[test]
+    fn paragraphs_lists_and_code_keep_their_breaks() {
+        let text = doc(concat!(
+            "/// Looks things up.\n///\n/// Modes:\n/// - fast\n/// - exact,\n///   slower\n",
+            "/// 1. first\n///\n/// ```\n/// let a = 1;\n///\n/// let b = 2;\n/// ```\n///\n",
+        ));
+        assert_eq!(
+            text.as_deref(),
+            Some(
+                "Looks things up.\n\nModes:\n- fast\n- exact, slower\n1. first\n\n```\n\
+                 let a = 1;\n\nlet b = 2;\n```"
+            )
+        );
+    }
+
+    #[test]
+    fn no_doc_is_none() {
+        assert_eq!(doc("///\n///   "), None);
+        assert_eq!(doc("#[inline]"), None);
+    }
 }

@@ -44,6 +44,10 @@
 //! # drop(server);
 //! ```
 //!
+//! The description is the doc comment as a reader sees it: the lines of a
+//! paragraph joined by spaces, paragraphs apart by a blank line, the line
+//! breaks of lists, tables, headings and fenced code kept.
+//!
 //! Arguments of `#[tool(..)]`, all optional: `name = "..."` (default: the
 //! function's name), `title = "..."`, `description = "..."` (default: the
 //! doc comment; one of the two is required), the annotation hints

@@ -10,7 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use toolwire::protocol::ElicitAction;
-use toolwire::server::{NoArgs, RequestContext, Server, ToolBuilder, ToolError};
+use toolwire::server::{RequestContext, Server, ToolError};
+use toolwire::tool;
 
 #[derive(Deserialize, JsonSchema)]
 struct DeleteArgs {
@@ -18,8 +19,10 @@ struct DeleteArgs {
     path: String,
 }
 
-/// Asks "are you sure?" once; continues when the answer is there.
+/// Deletes a file after confirmation
+#[tool(destructive)]
 async fn delete_file(args: DeleteArgs, cx: RequestContext) -> Result<String, ToolError> {
+    // Asks "are you sure?" once; goes on when the retry brings the answer.
     let schema = json!({
         "type": "object",
         "properties": {"confirm": {"type": "boolean", "title": "Really delete?"}},
@@ -39,9 +42,11 @@ async fn delete_file(args: DeleteArgs, cx: RequestContext) -> Result<String, Too
     })
 }
 
-/// Round one asks for a name, round two for a favourite colour: earlier
-/// answers travel, sealed, in `requestState`.
-async fn onboarding(_: NoArgs, cx: RequestContext) -> Result<String, ToolError> {
+/// Asks two questions, one per round
+#[tool(read_only)]
+async fn onboarding(cx: RequestContext) -> Result<String, ToolError> {
+    // Round one asks for a name, round two for a favourite colour: earlier
+    // answers travel, sealed, in `requestState`.
     let text_field = |field: &str| json!({"type": "object", "properties": {field: {"type": "string"}}, "required": [field]});
     let name = cx.elicit_form("name", "What is your name?", text_field("name"))?;
     let colour = cx.elicit_form("colour", "Favourite colour?", text_field("colour"))?;
@@ -64,16 +69,8 @@ async fn onboarding(_: NoArgs, cx: RequestContext) -> Result<String, ToolError> 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let server = Server::builder("mrtr-demo", env!("CARGO_PKG_VERSION"))
-        .tool(
-            ToolBuilder::new("delete_file")
-                .description("Deletes a file after confirmation")
-                .handler(delete_file),
-        )
-        .tool(
-            ToolBuilder::new("onboarding")
-                .description("Asks two questions, one per round")
-                .handler(onboarding),
-        )
+        .tool(delete_file_tool())
+        .tool(onboarding_tool())
         .build()
         .expect("valid tools");
     toolwire::server::stdio::serve_stdio(server).await

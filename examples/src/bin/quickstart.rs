@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolwire::server::{RequestContext, Server, Structured, ToolBuilder, ToolError};
+use toolwire::server::{RequestContext, Server, Structured, ToolError};
+use toolwire::tool;
 
 #[derive(Deserialize, JsonSchema)]
 struct GreetArgs {
@@ -26,7 +27,8 @@ struct GreetArgs {
 
 #[derive(Deserialize, JsonSchema)]
 struct StatsArgs {
-    /// The numbers to summarise (at least one).
+    /// The numbers to summarise.
+    #[schemars(length(min = 1))]
     numbers: Vec<f64>,
 }
 
@@ -40,38 +42,39 @@ struct Stats {
 
 #[derive(Deserialize, JsonSchema)]
 struct CountdownArgs {
-    /// Seconds to count down from (1 to 60).
+    /// Seconds to count down from.
+    #[schemars(range(min = 1, max = 60))]
     seconds: u32,
     /// Milliseconds per step (default 1000).
-    #[serde(default)]
+    #[schemars(range(min = 10, max = 5000))]
     step_ms: Option<u64>,
 }
 
-async fn greet(args: GreetArgs, _cx: RequestContext) -> String {
+/// Greets someone by name
+#[tool(read_only)]
+async fn greet(args: GreetArgs) -> String {
     format!("Hello, {}!", args.name)
 }
 
-async fn stats(args: StatsArgs, _cx: RequestContext) -> Result<Structured<Stats>, ToolError> {
+/// Count, mean, min and max of a list of numbers
+#[tool(read_only)]
+async fn stats(args: StatsArgs) -> Structured<Stats> {
     let numbers = args.numbers;
-    if numbers.is_empty() {
-        return Err(ToolError::new("numbers must contain at least one number"));
-    }
     let count = numbers.len();
     let min = numbers.iter().copied().fold(f64::INFINITY, f64::min);
     let max = numbers.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let mean = numbers.iter().sum::<f64>() / count as f64;
-    Ok(Structured(Stats {
+    Structured(Stats {
         count,
         mean,
         min,
         max,
-    }))
+    })
 }
 
+/// Counts down, reporting progress each step
+#[tool(read_only)]
 async fn countdown(args: CountdownArgs, cx: RequestContext) -> Result<String, ToolError> {
-    if !(1..=60).contains(&args.seconds) {
-        return Err(ToolError::new("seconds must be between 1 and 60"));
-    }
     let step = Duration::from_millis(args.step_ms.unwrap_or(1000));
     let total = f64::from(args.seconds);
     for done in 1..=args.seconds {
@@ -89,21 +92,9 @@ async fn countdown(args: CountdownArgs, cx: RequestContext) -> Result<String, To
 fn build_server() -> Server {
     Server::builder("quickstart", env!("CARGO_PKG_VERSION"))
         .instructions("Three demo tools: greet, stats and countdown.")
-        .tool(
-            ToolBuilder::new("greet")
-                .description("Greets someone by name")
-                .handler(greet),
-        )
-        .tool(
-            ToolBuilder::new("stats")
-                .description("Count, mean, min and max of a list of numbers")
-                .handler(stats),
-        )
-        .tool(
-            ToolBuilder::new("countdown")
-                .description("Counts down, reporting progress each step")
-                .handler(countdown),
-        )
+        .tool(greet_tool())
+        .tool(stats_tool())
+        .tool(countdown_tool())
         .build()
         .expect("the quickstart tools are valid")
 }

@@ -29,10 +29,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::watch;
 use toolwire::protocol::ToolAnnotations;
-use toolwire::server::{NoArgs, RateLimit, RequestContext, Server, ToolBuilder, ToolError};
+use toolwire::server::{RateLimit, Server, State, ToolBuilder, ToolError};
+use toolwire::tool;
 use toolwire_redis::{RedisConnection, RedisFlag};
-
-use super::read_only;
 
 /// The tool `toggle_extras` adds and removes.
 pub const EXTRA_TOOL: &str = "extra_tool";
@@ -127,10 +126,12 @@ impl Extras {
         let tool = ToolBuilder::new(EXTRA_TOOL)
             .description("An extra tool that toggle_extras adds and removes; returns a fixed text")
             .annotations(ToolAnnotations {
+                read_only_hint: Some(true),
                 idempotent_hint: Some(true),
-                ..read_only()
+                open_world_hint: Some(false),
+                ..Default::default()
             })
-            .handler(|_: NoArgs, _cx: RequestContext| async { "extra tool called" });
+            .handler(|| async { "extra tool called" });
         match self.rate_limit {
             Some(limit) => tool.rate_limit(limit),
             None => tool,
@@ -153,24 +154,18 @@ async fn follow(extras: Arc<Extras>, mut changes: watch::Receiver<bool>) {
     }
 }
 
-pub(super) fn toggle_tool(extras: &Arc<Extras>) -> ToolBuilder {
-    let extras = Arc::clone(extras);
-    ToolBuilder::new("toggle_extras")
-        .description(
-            "Adds the tool extra_tool, or removes it when it is there, for every client \
-             (listeners get notifications/tools/list_changed)",
-        )
-        .annotations(ToolAnnotations {
-            read_only_hint: Some(false),
-            destructive_hint: Some(false),
-            idempotent_hint: Some(false),
-            open_world_hint: Some(false),
-            ..Default::default()
-        })
-        .handler(move |_: NoArgs, _cx: RequestContext| {
-            let extras = Arc::clone(&extras);
-            async move { extras.toggle().await }
-        })
+/// Adds the tool extra_tool, or removes it when it is there, for every client
+/// (listeners get notifications/tools/list_changed)
+#[tool(
+    read_only = false,
+    destructive = false,
+    idempotent = false,
+    open_world = false
+)]
+pub(super) async fn toggle_extras(
+    State(extras): State<Arc<Extras>>,
+) -> Result<&'static str, ToolError> {
+    extras.toggle().await
 }
 
 impl Extras {
