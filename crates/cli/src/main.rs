@@ -1,6 +1,7 @@
 //! The `toolwire` program: serve a demo MCP server (to 2026-07-28 clients and
 //! to older ones that open with `initialize`), and discover, list, call, read
 //! and prompt any MCP (2026-07-28) server over HTTP or stdio.
+#![warn(missing_docs)]
 
 mod commands;
 mod connect;

@@ -73,6 +73,39 @@
 //! client.close().await;
 //! # Ok(()) }
 //! ```
+//!
+//! The same client against a toolwire server in this process, on an
+//! in-memory pipe instead of a child's stdio:
+//!
+//! ```
+//! use serde_json::json;
+//! use toolwire_client::Client;
+//! use toolwire_client::transport::{Connection, StdioTransport};
+//! use toolwire_server::{Server, ToolBuilder, stdio};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Echo { text: String }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), toolwire_client::Error> {
+//! let transport = StdioTransport::from_fn("in-process echo", || async {
+//!     let server = Server::builder("echo", "1.0.0")
+//!         .tool(ToolBuilder::new("echo").handler(|args: Echo| async move { args.text }))
+//!         .build()
+//!         .expect("valid tools");
+//!     let (client_end, server_end) = tokio::io::duplex(1 << 16);
+//!     let (reader, writer) = tokio::io::split(server_end);
+//!     tokio::spawn(stdio::serve(server, reader, writer, Default::default()));
+//!     let (reader, writer) = tokio::io::split(client_end);
+//!     Ok(Connection::new(reader, writer))
+//! })
+//! .build();
+//! let client = Client::builder(transport).build();
+//! let result = client.call_tool("echo", json!({"text": "hi"})).await?;
+//! assert_eq!(result.content[0].as_text(), Some("hi"));
+//! client.close().await;
+//! # Ok(()) }
+//! ```
 
 #![warn(missing_docs)]
 

@@ -30,6 +30,27 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! A configuration is checked before anything starts, and a bad one is
+//! refused with the line, the key and what was expected:
+//!
+//! ```
+//! use toolwire_gateway::config::GatewayConfig;
+//!
+//! let text = "[gateway]\nhttp = \"127.0.0.1:8940\"\n\n\
+//!             [[upstream]]\nname = \"files\"\ncommand = [\"files-server\"]\n\
+//!             deny = [\"write_*\"]\n";
+//! let config = GatewayConfig::parse(text, "gateway.toml").unwrap();
+//! assert_eq!(config.upstreams[0].prefix, "files");
+//!
+//! let error = GatewayConfig::parse("[gateway]\nhttp = 8940\n", "gateway.toml").unwrap_err();
+//! assert_eq!(
+//!     error.to_string(),
+//!     "gateway.toml:2: gateway.http: expected an IP address and port such as \
+//!      \"127.0.0.1:8940\" (host names are not resolved), got 8940"
+//! );
+//! ```
+#![warn(missing_docs)]
 
 mod audit;
 mod bridge;

@@ -54,6 +54,7 @@
 //! `read_only`, `destructive`, `idempotent` and `open_world` (each a flag,
 //! or `= false`), and `header(param = "Header-Name")` to mirror a
 //! parameter into an HTTP header (`x-mcp-header`).
+#![warn(missing_docs)]
 
 mod args;
 mod expand;

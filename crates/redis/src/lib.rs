@@ -25,16 +25,17 @@
 //! multi-key script touches keys of one hash tag, so each runs on the node
 //! holding that slot.
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //! use toolwire_redis::{FailMode, RedisConfig, RedisHandles, RedisRateLimits};
 //! use toolwire_server::{Handles, RateLimit, Server};
 //!
+//! // `connect().await?` waits for Redis; `connect_lazy` connects on first use.
 //! let redis = RedisConfig::new("redis://127.0.0.1:6379")
 //!     .key_prefix("shop:")
-//!     .connect()
-//!     .await?;
+//!     .connect_lazy()?;
 //! let baskets: Handles<Vec<String>> = Handles::new("bsk", "basket")
 //!     .store(Arc::new(RedisHandles::new(redis.clone(), "baskets")));
 //! let limits = RedisRateLimits::new(redis.clone()).fail_mode(FailMode::Open);
@@ -96,6 +97,7 @@
 //! from 100 ms doubling to 5 s), an instance tells its listeners, and asks
 //! the others to tell theirs, that every list changed, so that clients
 //! re-list. Resource updates missed during an outage are lost.
+#![warn(missing_docs)]
 
 macro_rules! handle_script {
     ($file:literal) => {

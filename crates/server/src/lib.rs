@@ -11,6 +11,7 @@
 //!     .unwrap();
 //! # drop(server);
 //! ```
+#![warn(missing_docs)]
 
 mod context;
 mod dispatch;

@@ -10,7 +10,7 @@ use crate::security::auth::AuthConfig;
 use crate::store::rate_limit::{InMemoryRateLimits, RateLimit, RateLimitStore};
 use crate::store::sessions::{InMemorySessionStore, SessionStore};
 
-/// Where [`serve`] listens unless told otherwise: loopback only.
+/// Where [`serve`](super::serve) listens unless told otherwise: loopback only.
 pub const DEFAULT_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
 
 /// The default path of the MCP endpoint.
@@ -172,9 +172,9 @@ impl HttpConfig {
     }
 
     /// How long a client may take to send a request's headers before
-    /// [`HttpServer`] closes the connection (default 30 s), so that slow or
+    /// [`HttpServer`](super::HttpServer) closes the connection (default 30 s), so that slow or
     /// stalled clients cannot hold connections open for free. Applies to
-    /// [`HttpServer`] only: with [`router`], the server you mount it in
+    /// [`HttpServer`](super::HttpServer) only: with [`router`](super::router), the server you mount it in
     /// decides.
     /// (A zero timeout is taken as 1 ms.)
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
@@ -187,7 +187,7 @@ impl HttpConfig {
     /// incomplete then gets **408** and the connection is closed, so that a
     /// half-sent body cannot hold a connection and its buffer for ever.
     /// Unlike [`HttpConfig::header_read_timeout`], this applies to
-    /// [`router`] too. (A zero timeout is taken as 1 ms.)
+    /// [`router`](super::router) too. (A zero timeout is taken as 1 ms.)
     pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
         self.body_read_timeout = timeout.max(Duration::from_millis(1));
         self
@@ -204,7 +204,7 @@ impl HttpConfig {
     /// Limits requests per principal (the authenticated subject, else the
     /// peer's IP address); a request over the limit gets 429 with
     /// `Retry-After`. Off by default. The address is known when the server
-    /// runs through [`HttpServer`] (or an app served with
+    /// runs through [`HttpServer`](super::HttpServer) (or an app served with
     /// `into_make_service_with_connect_info::<SocketAddr>()`); otherwise all
     /// unauthenticated requests share one bucket.
     pub fn request_limit(mut self, limit: RateLimit) -> Self {

@@ -59,7 +59,7 @@
 //!
 //! To add the endpoint to an existing axum app, merge [`router`] into it (and
 //! call [`Server::shutdown`] when the app shuts down gracefully, so that open
-//! `subscriptions/listen` streams end). A [`Principal`] placed in the request's
+//! `subscriptions/listen` streams end). A [`Principal`](crate::Principal) placed in the request's
 //! extensions (by an authentication layer) is the one the request runs as;
 //! otherwise it runs anonymously.
 
