@@ -10,6 +10,7 @@
 #   bench/run.sh gateway         # 2025-11-25 echo: direct vs `toolwire gateway` vs FastMCP's proxy (TOOLWIRE_BIN)
 #   bench/run.sh sessions        # 10,000 legacy sessions, their expiry, a second wave (about 1.5 minutes)
 #   bench/run.sh instructions    # callgrind instructions per request (needs valgrind)
+#   bench/run.sh toolwire-instructions   # only the toolwire rows of it (no peer built)
 #   bench/run.sh gateway-instructions   # callgrind: echo directly vs through `toolwire gateway` (TOOLWIRE_BIN)
 #   bench/run.sh soak --duration 120   # soak `toolwire serve` (default 600 s; build toolwire-cli first)
 #
@@ -17,7 +18,11 @@
 # killed after it. Only same-run ratios mean anything on a shared machine.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cargo build --release --quiet --manifest-path "$here/Cargo.toml" --bins
+if [ "${1:-}" = toolwire-instructions ]; then
+    cargo build --release --quiet --manifest-path "$here/Cargo.toml" --bin bench --bin toolwire-echo
+else
+    cargo build --release --quiet --manifest-path "$here/Cargo.toml" --bins
+fi
 # The binaries are where cargo put them (CARGO_TARGET_DIR, if set).
 bin="${CARGO_TARGET_DIR:-$here/target}/release"
 # 10,000 listen streams need 10,000+ descriptors in each process (the

@@ -85,7 +85,7 @@ struct Variant {
     workload: Workload,
 }
 
-const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|redis-instructions|gateway-instructions] \
+const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|toolwire-instructions|redis-instructions|gateway-instructions] \
 [--rounds N] [--duration SECS] [--warmup SECS] [--connections N] [--window N] [--streams N] \
 [--requests N] [--session-count N] [--idle-timeout SECS] [--waves N]";
 
@@ -153,6 +153,7 @@ fn main() {
             "listen" => listen(&options).await,
             "sessions" => sessions(&options).await,
             "instructions" => instructions(&options).await,
+            "toolwire-instructions" => toolwire_instructions(&options).await,
             "redis-instructions" => redis_instructions(&options).await,
             "gateway-instructions" => gateway_instructions(&options).await,
             "all" => {
@@ -1624,6 +1625,30 @@ async fn instructions(options: &Options) -> Result<(), String> {
             workload.label(),
             thousands(count / n)
         );
+    }
+    println!();
+    Ok(())
+}
+
+/// The toolwire rows of `instructions` alone (no peer is built or run): a
+/// quick before/after count of the server's own cost per request.
+async fn toolwire_instructions(options: &Options) -> Result<(), String> {
+    let n = options.requests;
+    let fillers = vec!["--fillers".into(), (LIST_TOOLS - REAL_TOOLS).to_string()];
+    let cases: Vec<(Vec<String>, Workload)> = vec![
+        (vec![], Workload::Echo),
+        (vec![], Workload::LegacyEcho),
+        (fillers, Workload::ToolsList),
+    ];
+    println!(
+        "## toolwire instructions per request (user space, callgrind; {n} requests after 100 of warm-up)\n"
+    );
+    println!("| request | instructions per request |");
+    println!("|---|---:|");
+    let path = binary("toolwire-echo")?;
+    for (args, workload) in cases {
+        let count = callgrind_count(&path, &args, workload, n, None).await?;
+        println!("| {} | {} |", workload.label(), thousands(count.instructions / n));
     }
     println!();
     Ok(())
