@@ -220,7 +220,7 @@ impl InboundAnswers {
         let mut shape = JsonObject::new();
         shape.insert("method".into(), Value::String(request.method.clone()));
         if let Some(params) = request.params {
-            shape.insert("params".into(), Value::Object(params));
+            shape.insert("params".into(), Value::Object(params.into_object()));
         }
         let input: InputRequest = serde_json::from_value(Value::Object(shape))
             .map_err(|e| ErrorObject::invalid_params(format!("invalid {}: {e}", request.method)))?;

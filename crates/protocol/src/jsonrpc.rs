@@ -3,9 +3,11 @@
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::JsonObject;
 use crate::error::ErrorObject;
+use crate::params::{MaybeObject, Params};
 
 /// The only JSON-RPC version MCP speaks.
 pub const JSONRPC_VERSION: &str = "2.0";
@@ -86,9 +88,9 @@ pub struct Request {
     pub id: RequestId,
     /// The method name, e.g. `tools/call`.
     pub method: String,
-    /// The parameters object, if any.
+    /// The parameters object, if any, as it arrived (read on demand).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<JsonObject>,
+    pub params: Option<Params>,
 }
 
 impl Request {
@@ -98,12 +100,26 @@ impl Request {
         method: impl Into<String>,
         params: Option<JsonObject>,
     ) -> Self {
+        Request::with_params(id, method, params.map(Params::from_object))
+    }
+
+    /// A request with the given id, method and [`Params`].
+    pub fn with_params(
+        id: impl Into<RequestId>,
+        method: impl Into<String>,
+        params: Option<Params>,
+    ) -> Self {
         Request {
             jsonrpc: JsonRpcVersion,
             id: id.into(),
             method: method.into(),
             params,
         }
+    }
+
+    /// The parameters object, parsed (empty when there are none).
+    pub fn params_object(&self) -> Option<&JsonObject> {
+        self.params.as_ref().map(Params::object)
     }
 }
 
@@ -235,16 +251,20 @@ impl MessageError {
 }
 
 /// The fields of any JSON-RPC message, each optional, used to classify it.
+/// The envelope's members are read as text and interpreted one by one (no
+/// value tree is built for them).
 #[derive(Deserialize)]
-struct RawMessage {
-    #[serde(default)]
-    jsonrpc: Option<Value>,
-    #[serde(default, deserialize_with = "crate::present")]
-    id: Option<Value>,
-    #[serde(default)]
-    method: Option<Value>,
-    #[serde(default, deserialize_with = "crate::present")]
-    params: Option<Value>,
+struct RawMessage<'a> {
+    #[serde(default, borrow, deserialize_with = "present_text")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present_text")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present_text")]
+    method: Option<&'a RawValue>,
+    /// Kept as the text of its members: a request's params are read on
+    /// demand.
+    #[serde(default, deserialize_with = "present_params")]
+    params: Option<MaybeObject>,
     #[serde(default, deserialize_with = "crate::present")]
     result: Option<Value>,
     #[serde(default, deserialize_with = "crate::present")]
@@ -263,7 +283,10 @@ impl Message {
             .iter()
             .find(|b| !b.is_ascii_whitespace())
             .is_some_and(|b| *b == b'{');
-        if object {
+        // Params are kept as text, whose nesting the fast path does not
+        // bound: a message nested deeper than a JSON value may be goes the
+        // slow way, which refuses it as a value would be refused.
+        if object && !nested_deeper_than(bytes, MAX_DEPTH) {
             if let Ok(raw) = serde_json::from_slice::<RawMessage>(bytes) {
                 return raw.classify();
             }
@@ -281,7 +304,9 @@ impl Message {
                 reason: "a JSON-RPC message must be a JSON object".into(),
             });
         }
-        let raw: RawMessage = serde_json::from_value(value).map_err(|e| MessageError::Invalid {
+        // Written out again: a request keeps its params as text.
+        let text = serde_json::to_vec(&value).map_err(|e| MessageError::Parse(e.to_string()))?;
+        let raw: RawMessage = serde_json::from_slice(&text).map_err(|e| MessageError::Invalid {
             id: None,
             reason: e.to_string(),
         })?;
@@ -298,36 +323,40 @@ impl Message {
     }
 }
 
-impl RawMessage {
+impl RawMessage<'_> {
     fn classify(self) -> Result<Message, MessageError> {
-        let id = match self.id {
+        let id = match self.id.map(RawValue::get) {
             None => None,
-            Some(Value::Null) => {
+            Some("null") => {
                 return Err(invalid(None, "id must be a string or an integer, not null"));
             }
-            Some(v) => Some(
-                serde_json::from_value::<RequestId>(v)
+            Some(text) => Some(
+                serde_json::from_str::<RequestId>(text)
                     .map_err(|_| invalid(None, "id must be a string or an integer"))?,
             ),
         };
-        match self.jsonrpc {
-            Some(Value::String(s)) if s == JSONRPC_VERSION => {}
+        match self.jsonrpc.map(string_of) {
+            Some(Some(version)) if version == JSONRPC_VERSION => {}
             Some(_) => return Err(invalid(id, "jsonrpc must be \"2.0\"")),
             None => return Err(invalid(id, "missing jsonrpc member (must be \"2.0\")")),
         }
         let params = match self.params {
             None => None,
-            Some(Value::Object(map)) => Some(map),
-            Some(_) => return Err(invalid(id, "params must be an object")),
+            Some(MaybeObject::Object(members)) => Some(Params::from_raw_object(members)),
+            Some(MaybeObject::Other) => return Err(invalid(id, "params must be an object")),
         };
         match (self.method, self.result, self.error) {
             (Some(method), None, None) => {
-                let Value::String(method) = method else {
+                let Some(method) = string_of(method) else {
                     return Err(invalid(id, "method must be a string"));
                 };
+                let method = method.into_owned();
                 Ok(match id {
-                    Some(id) => Message::Request(Request::new(id, method, params)),
-                    None => Message::Notification(Notification::new(method, params)),
+                    Some(id) => Message::Request(Request::with_params(id, method, params)),
+                    None => {
+                        let params = params.map(Params::into_object);
+                        Message::Notification(Notification::new(method, params))
+                    }
                 })
             }
             (None, Some(result), None) => {
@@ -353,6 +382,67 @@ impl RawMessage {
             (Some(_), _, _) => Err(invalid(id, "a request must not carry result or error")),
         }
     }
+}
+
+/// How deeply `serde_json` lets arrays and objects nest in a value.
+const MAX_DEPTH: usize = 128;
+
+/// True when arrays and objects in the JSON text `bytes` nest deeper than
+/// `limit` (brackets inside strings do not count).
+fn nested_deeper_than(bytes: &[u8], limit: usize) -> bool {
+    // Fewer opening brackets than the limit cannot nest deeper: the usual
+    // case, counted without following strings.
+    let opening = bytes.iter().filter(|b| matches!(b, b'[' | b'{')).count();
+    if opening <= limit {
+        return false;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &byte in bytes {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A member's text, with an explicit `null` kept as `Some("null")`.
+fn present_text<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<&'de RawValue>, D::Error> {
+    <&'de RawValue>::deserialize(deserializer).map(Some)
+}
+
+/// The string a JSON text holds, when it is a string.
+fn string_of(text: &RawValue) -> Option<std::borrow::Cow<'_, str>> {
+    let text = text.get();
+    text.starts_with('"')
+        .then(|| serde_json::from_str(text).ok())
+        .flatten()
+}
+
+/// Keeps an explicit `null` as a value that is not an object, so that it is
+/// refused as params rather than taken as absent.
+fn present_params<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<MaybeObject>, D::Error> {
+    MaybeObject::deserialize(deserializer).map(Some)
 }
 
 fn invalid(id: Option<RequestId>, reason: &str) -> MessageError {

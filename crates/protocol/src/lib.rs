@@ -9,7 +9,7 @@
 //! use toolwire_protocol::{Message, CallToolRequestParams};
 //! let msg = Message::from_slice(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#).unwrap();
 //! let Message::Request(req) = msg else { panic!() };
-//! let params: CallToolRequestParams = serde_json::from_value(req.params.unwrap().into()).unwrap();
+//! let params: CallToolRequestParams = req.params.unwrap().parse().unwrap();
 //! assert_eq!(params.name, "echo");
 //! ```
 
@@ -34,6 +34,7 @@ pub mod logging;
 pub mod meta;
 pub mod mrtr;
 pub mod notifications;
+pub mod params;
 pub mod prompts;
 pub mod resources;
 pub mod result;
@@ -54,6 +55,7 @@ pub use logging::*;
 pub use meta::{Meta, ProgressToken, keys};
 pub use mrtr::*;
 pub use notifications::*;
+pub use params::{MaybeObject, NotAnObject, Params, RawObject};
 pub use prompts::*;
 pub use resources::*;
 pub use result::*;

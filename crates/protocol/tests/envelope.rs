@@ -408,3 +408,42 @@ fn from_slice_agrees_with_from_value() {
         );
     }
 }
+
+#[test]
+fn params_nested_past_the_limit_are_a_parse_error() {
+    let nested = |depth: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{}{}}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    // The message, params and 126 arrays: 128 levels, as deep as a value may be.
+    assert!(Message::from_slice(nested(126).as_bytes()).is_ok());
+    let refused = Message::from_slice(nested(127).as_bytes()).unwrap_err();
+    assert!(
+        matches!(&refused, MessageError::Parse(m) if m.starts_with("recursion limit exceeded")),
+        "{refused:?}"
+    );
+    // Brackets inside strings are text, not nesting.
+    let text = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":"{}\"{}"}}}}"#,
+        "[".repeat(500),
+        "{".repeat(500)
+    );
+    assert!(Message::from_slice(text.as_bytes()).is_ok());
+}
+
+#[test]
+fn params_keep_their_members_text() {
+    let text = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo", "arguments":{"text":"hi"}}}"#;
+    let Message::Request(request) = Message::from_slice(text).unwrap() else {
+        panic!("a request")
+    };
+    let params = request.params.unwrap();
+    assert_eq!(params.member("name").unwrap().get(), r#""echo""#);
+    assert_eq!(
+        params.member("arguments").unwrap().get(),
+        r#"{"text":"hi"}"#
+    );
+}

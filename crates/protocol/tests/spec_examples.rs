@@ -530,7 +530,7 @@ fn check(rel: &str, kind: &Kind, value: &Value) -> Result<(), String> {
         Kind::Type(f) => check_typed(rel, *f, value),
         Kind::Request(method, params) => match check_message(value)? {
             Message::Request(req) if req.method == *method => {
-                let p = Value::Object(req.params.ok_or("request has no params")?);
+                let p = Value::Object(req.params.ok_or("request has no params")?.into_object());
                 check_typed(rel, *params, &p)
             }
             other => Err(format!("expected a {method} request, got {other:?}")),

@@ -19,8 +19,8 @@ use tokio::sync::mpsc;
 use toolwire_protocol::{
     ClientCapabilities, DiscoverResult, ErrorObject, ErrorResponse, Implementation,
     InitializeResult, JsonObject, LEGACY_PROTOCOL_VERSIONS, LoggingLevel, METHOD_INITIALIZE,
-    Message, Meta, Notification, Request, RequestId, ResultResponse, SubscriptionFilter, code,
-    keys,
+    Message, Meta, Notification, Params, Request, RequestId, ResultResponse, SubscriptionFilter,
+    code, keys,
 };
 
 use super::{BoxFuture, Exchange, TransportError};
@@ -286,7 +286,7 @@ pub(crate) struct LegacyAsks {
 /// `_meta` when nothing is left) and returns what they asked for.
 pub(crate) fn strip_modern_meta(request: &mut Request) -> LegacyAsks {
     let mut asks = LegacyAsks::default();
-    let Some(params) = request.params.as_mut() else {
+    let Some(params) = request.params.as_mut().map(Params::object_mut) else {
         return asks;
     };
     let Some(Value::Object(meta)) = params.get_mut("_meta") else {
@@ -512,12 +512,12 @@ mod tests {
         let asks = strip_modern_meta(&mut r);
         assert_eq!(asks.log_level, Some(LoggingLevel::Info));
         assert_eq!(
-            Value::Object(r.params.unwrap()),
+            Value::Object(r.params.unwrap().into_object()),
             json!({"name": "echo", "_meta": {"progressToken": 7}})
         );
         let mut r = request(json!({"_meta": {"io.modelcontextprotocol/clientInfo": {}}}));
         strip_modern_meta(&mut r);
-        assert_eq!(Value::Object(r.params.unwrap()), json!({}));
+        assert_eq!(Value::Object(r.params.unwrap().into_object()), json!({}));
     }
 
     #[test]
@@ -528,7 +528,7 @@ mod tests {
         }}));
         let init = initialize_request(RequestId::Number(1), &first);
         assert_eq!(
-            Value::Object(init.params.unwrap()),
+            Value::Object(init.params.unwrap().into_object()),
             json!({"protocolVersion": "2025-11-25",
                    "capabilities": {"elicitation": {"form": {}}},
                    "clientInfo": {"name": "app", "version": "1"}})

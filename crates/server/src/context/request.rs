@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
     ElicitResult, ErrorObject, Implementation, JsonObject, ListRootsResult, LoggingLevel, Message,
-    Notification, ProgressToken, RequestId, keys,
+    Notification, Params, ProgressToken, RequestId, keys,
 };
 
 use crate::context::mrtr::{InputRequired, Round, parse_answer};
@@ -533,9 +533,8 @@ pub fn response_streams(request: &toolwire_protocol::Request) -> bool {
 
 /// True when a request's `_meta` asks for request-scoped notifications
 /// (a `progressToken` or a `logLevel`), so a transport knows to stream.
-pub fn wants_notifications(params: Option<&JsonObject>) -> bool {
-    let Some(Value::Object(meta)) = params.and_then(|p| p.get("_meta")) else {
-        return false;
-    };
-    meta.contains_key(keys::PROGRESS_TOKEN) || meta.contains_key(keys::LOG_LEVEL)
+pub fn wants_notifications(params: Option<&Params>) -> bool {
+    params.and_then(Params::meta).flatten().is_some_and(|meta| {
+        meta.get(keys::PROGRESS_TOKEN).is_some() || meta.get(keys::LOG_LEVEL).is_some()
+    })
 }

@@ -1,43 +1,34 @@
 //! The per-request `_meta` every request must carry, checked once.
 
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use toolwire_protocol::{
-    ClientCapabilities, ErrorObject, Implementation, JsonObject, LoggingLevel, ProgressToken, code,
-    keys,
+    ClientCapabilities, ErrorObject, Implementation, LoggingLevel, Params, ProgressToken,
+    RawObject, code, keys,
 };
 
+use super::view;
 use crate::context::CheckedMeta;
 use crate::server::Server;
 
 impl Server {
-    /// Checks the per-request `_meta` fields every request must carry.
-    pub(super) fn check_meta(
-        &self,
-        params: Option<&JsonObject>,
-    ) -> Result<CheckedMeta, ErrorObject> {
-        // Read in place: the request keeps its `_meta`, nothing is copied.
-        let meta = match params.and_then(|p| p.get("_meta")) {
-            Some(Value::Object(meta)) => meta,
-            Some(_) => {
+    /// Checks the per-request `_meta` fields every request must carry, read
+    /// from the params' text (no map of the params is built).
+    pub(super) fn check_meta(&self, params: Option<&Params>) -> Result<CheckedMeta, ErrorObject> {
+        let meta = match params.and_then(Params::meta) {
+            None => return Err(missing("params._meta")),
+            Some(Some(meta)) => meta,
+            Some(None) => {
                 return Err(ErrorObject::invalid_params(format!(
                     "{INVALID_META}: must be an object"
                 )));
             }
-            None => {
-                return Err(ErrorObject::invalid_params(missing_meta_message(
-                    "params._meta",
-                )));
-            }
         };
         let version = match meta.get(keys::PROTOCOL_VERSION) {
-            Some(Value::String(v)) => v.clone(),
-            Some(_) => return Err(bad_meta(keys::PROTOCOL_VERSION, "must be a string")),
-            None => {
-                return Err(ErrorObject::invalid_params(missing_meta_message(
-                    keys::PROTOCOL_VERSION,
-                )));
-            }
+            None => return Err(missing(keys::PROTOCOL_VERSION)),
+            Some(raw) => view::string(Some(raw))
+                .ok_or_else(|| bad_meta(keys::PROTOCOL_VERSION, "must be a string"))?,
         };
         let supported = &self.inner.config.supported_versions;
         if !supported.contains(&version) {
@@ -46,34 +37,39 @@ impl Server {
                 &supported, &version,
             ));
         }
-        let field = |key: &str| meta.get(key);
-        let client_capabilities: ClientCapabilities =
-            match field(keys::CLIENT_CAPABILITIES).map(ClientCapabilities::deserialize) {
-                Some(Ok(caps)) => caps,
-                Some(Err(e)) => return Err(bad_meta(keys::CLIENT_CAPABILITIES, &e.to_string())),
-                None => {
-                    return Err(ErrorObject::invalid_params(missing_meta_message(
-                        keys::CLIENT_CAPABILITIES,
-                    )));
-                }
-            };
+        let client_capabilities = match meta.get(keys::CLIENT_CAPABILITIES) {
+            Some(raw) => decode::<ClientCapabilities>(raw, keys::CLIENT_CAPABILITIES)?,
+            None => return Err(missing(keys::CLIENT_CAPABILITIES)),
+        };
         Ok(CheckedMeta {
             protocol_version: version,
             client_capabilities,
-            client_info: field(keys::CLIENT_INFO)
-                .map(Implementation::deserialize)
-                .transpose()
-                .map_err(|e| bad_meta(keys::CLIENT_INFO, &e.to_string()))?,
-            progress_token: field(keys::PROGRESS_TOKEN)
-                .map(ProgressToken::deserialize)
-                .transpose()
-                .map_err(|e| bad_meta(keys::PROGRESS_TOKEN, &e.to_string()))?,
-            log_level: field(keys::LOG_LEVEL)
-                .map(LoggingLevel::deserialize)
-                .transpose()
-                .map_err(|e| bad_meta(keys::LOG_LEVEL, &e.to_string()))?,
+            client_info: optional::<Implementation>(meta, keys::CLIENT_INFO)?,
+            progress_token: optional::<ProgressToken>(meta, keys::PROGRESS_TOKEN)?,
+            log_level: optional::<LoggingLevel>(meta, keys::LOG_LEVEL)?,
         })
     }
+}
+
+/// A `_meta` member read as `T`, or the error that names it. Text that
+/// does not read as `T` is read again as a JSON value, so the outcome is a
+/// value's (the last of duplicate members counts, no position in errors).
+fn decode<T: DeserializeOwned>(raw: &RawValue, key: &str) -> Result<T, ErrorObject> {
+    if let Ok(value) = serde_json::from_str(raw.get()) {
+        return Ok(value);
+    }
+    serde_json::from_str::<Value>(raw.get())
+        .and_then(T::deserialize)
+        .map_err(|e| bad_meta(key, &e.to_string()))
+}
+
+/// [`decode`] of a member that may be absent.
+fn optional<T: DeserializeOwned>(meta: &RawObject, key: &str) -> Result<Option<T>, ErrorObject> {
+    meta.get(key).map(|raw| decode(raw, key)).transpose()
+}
+
+fn missing(what: &str) -> ErrorObject {
+    ErrorObject::invalid_params(missing_meta_message(what))
 }
 
 const MISSING_META: &str = "Missing required request metadata: ";

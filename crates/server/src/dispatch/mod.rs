@@ -11,12 +11,13 @@ mod reply;
 mod resources;
 mod round;
 mod tools;
+pub(crate) mod view;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use toolwire_protocol::{
-    DiscoverResult, ErrorObject, ErrorResponse, JsonObject, ListChangedCapability, Message,
+    DiscoverResult, ErrorObject, ErrorResponse, JsonObject, ListChangedCapability, Message, Params,
     Request, RequestId, ResourcesCapability, ResultResponse, ResultType, ServerCapabilities, code,
     keys,
 };
@@ -124,6 +125,7 @@ impl Server {
         let cx = RequestContext::new(request.id, &request.method, meta, env)
             .with_text_filter(self.inner.text_filter.clone());
         let params = request.params.unwrap_or_default();
+        let params = &params;
         match cx.method() {
             // Boxed: a long-lived request (subscriptions/listen) should not
             // carry the size of this future.
@@ -147,7 +149,7 @@ impl Server {
     /// Runs the methods whose result is one JSON object.
     async fn respond(
         &self,
-        params: JsonObject,
+        params: &Params,
         cx: RequestContext,
     ) -> Result<JsonObject, ErrorObject> {
         match cx.method() {
@@ -272,7 +274,10 @@ impl Server {
     }
 }
 
-pub(crate) fn parse<T: DeserializeOwned>(params: JsonObject) -> Result<T, ErrorObject> {
-    serde_json::from_value(Value::Object(params))
+/// A method's params read as `T` (from their text when they have one).
+/// `_meta` is left out: [`Server::check_meta`] read it already.
+pub(crate) fn parse<T: DeserializeOwned>(params: &Params) -> Result<T, ErrorObject> {
+    params
+        .parse_without_meta()
         .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))
 }

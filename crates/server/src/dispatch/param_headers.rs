@@ -9,6 +9,7 @@ use serde_json::Value;
 use toolwire_protocol::Request;
 use toolwire_schema::HeaderKind;
 
+use crate::dispatch::view;
 use crate::server::Server;
 
 /// One `Mcp-Param-{Name}` header expected on a `tools/call` request.
@@ -60,10 +61,10 @@ impl Server {
         let Some(params) = &request.params else {
             return Vec::new();
         };
-        let Some(Value::String(name)) = params.get("name") else {
-            return Vec::new();
-        };
-        let Some(tool) = self.inner.tools.get(name) else {
+        // The name from the params' text: their map is built only for a
+        // tool that has header parameters.
+        let name = view::string_member(Some(params), "name");
+        let Some(tool) = name.and_then(|name| self.inner.tools.get(&name)) else {
             return Vec::new();
         };
         if tool.header_params.is_empty() {

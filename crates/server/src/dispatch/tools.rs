@@ -1,14 +1,17 @@
 //! `tools/call`: lookup, authorisation, rate limits, input limits, schema,
 //! handler, output schema and sanitising, with its audit record.
 
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use toolwire_protocol::{
-    CallToolRequestParams, CallToolResult, ErrorObject, JsonObject, Meta, keys,
+    CallToolRequestParams, CallToolResult, ErrorObject, InputResponses, JsonObject, Meta, Params,
+    keys,
 };
 
-use super::parse;
 use super::reply::Answer;
 use super::round::Finished;
+use super::{parse, view};
 use crate::context::RequestContext;
 use crate::context::mrtr::RoundKey;
 use crate::context::output::{BoxFuture, ToolError, ToolOutput};
@@ -210,23 +213,50 @@ impl Server {
     }
 }
 
-/// `tools/call` params, parsed without rebuilding what needs no checking:
-/// an `arguments` object is moved in as it is (it was parsed once already),
-/// and `_meta` (checked by `check_meta`, not read again) is dropped. Any
-/// other shape goes through [`parse`] whole, for its exact error.
-pub(super) fn parse_call(mut params: JsonObject) -> Result<CallToolRequestParams, ErrorObject> {
-    params.remove("_meta");
-    let arguments = match params.remove("arguments") {
-        Some(Value::Object(arguments)) => Some(arguments),
-        Some(Value::Null) | None => None,
-        Some(other) => {
-            params.insert("arguments".to_owned(), other);
-            None
-        }
-    };
-    let mut call: CallToolRequestParams = parse(params)?;
-    if arguments.is_some() {
-        call.arguments = arguments;
+/// `tools/call` params read straight from their text: `_meta` (checked by
+/// `check_meta`) is skipped, not built.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<JsonObject>,
+    #[serde(default)]
+    input_responses: Option<InputResponses>,
+    #[serde(default)]
+    request_state: Option<String>,
+}
+
+pub(super) fn parse_call(params: &Params) -> Result<CallToolRequestParams, ErrorObject> {
+    if let Some(call) = read_call(params) {
+        return Ok(call);
     }
-    Ok(call)
+    // Params that do not fit get the exact error of a whole read.
+    let call: CallParams = parse(params)?;
+    Ok(CallToolRequestParams {
+        name: call.name,
+        arguments: call.arguments,
+        input_responses: call.input_responses,
+        request_state: call.request_state,
+        meta: None,
+    })
+}
+
+/// `tools/call` params read member by member, `None` when one does not
+/// fit: only the members the call uses are read (`_meta`, checked by
+/// `check_meta`, is not read again).
+fn read_call(params: &Params) -> Option<CallToolRequestParams> {
+    fn optional<T: DeserializeOwned>(params: &Params, name: &str) -> Option<Option<T>> {
+        match params.member(name) {
+            None => Some(None),
+            Some(raw) => serde_json::from_str(raw.get()).ok(),
+        }
+    }
+    Some(CallToolRequestParams {
+        name: view::string_member(Some(params), "name")?,
+        arguments: optional(params, "arguments")?,
+        input_responses: optional(params, "inputResponses")?,
+        request_state: optional(params, "requestState")?,
+        meta: None,
+    })
 }

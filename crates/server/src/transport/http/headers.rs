@@ -5,11 +5,12 @@
 use http::HeaderMap;
 use http::header::{self, HeaderName};
 use serde_json::Value;
-use toolwire_protocol::{ErrorObject, JsonObject, Request, keys};
+use toolwire_protocol::{ErrorObject, Request};
 use toolwire_schema::HeaderKind;
 use toolwire_schema::header_value::{decode_header_value, header_matches};
 
 use super::config::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, QUOTE_LIMIT};
+use crate::dispatch::view;
 use crate::server::Server;
 
 /// Checks the request metadata headers against the body.
@@ -18,14 +19,15 @@ pub(super) fn check_headers(
     headers: &HeaderMap,
     request: &Request,
 ) -> Result<(), ErrorObject> {
+    // Read from the params' text: `_meta` and the target's name only.
     let params = request.params.as_ref();
 
     let version = required(headers, &MCP_PROTOCOL_VERSION, "MCP-Protocol-Version")?;
     // A body without a protocol version is malformed: the dispatcher answers
     // that with -32602 (400), so only a present value is compared here.
-    if let Some(body) = body_protocol_version(params) {
+    if let Some(body) = view::protocol_version(params) {
         if version != body {
-            return Err(mismatch("MCP-Protocol-Version", version, body));
+            return Err(mismatch("MCP-Protocol-Version", version, &body));
         }
     }
 
@@ -37,10 +39,10 @@ pub(super) fn check_headers(
     if let Some(field) = name_field(&request.method) {
         let raw = required(headers, &MCP_NAME, "Mcp-Name")?;
         let name = decode_header_value(raw).map_err(|e| malformed("Mcp-Name", &e))?;
-        match params.and_then(|p| p.get(field)) {
-            Some(Value::String(body)) if *body == name => {}
-            Some(Value::String(body)) => return Err(mismatch("Mcp-Name", &name, body)),
-            _ => {
+        match view::string_member(params, field) {
+            Some(body) if body == name => {}
+            Some(body) => return Err(mismatch("Mcp-Name", &name, &body)),
+            None => {
                 return Err(ErrorObject::header_mismatch(format!(
                     "Header mismatch: Mcp-Name header value {} has no body value to match (params.{field} is missing or not a string)",
                     quote(&name)
@@ -109,10 +111,6 @@ pub(super) fn name_field(method: &str) -> Option<&'static str> {
         "resources/read" => Some("uri"),
         _ => None,
     }
-}
-
-pub(super) fn body_protocol_version(params: Option<&JsonObject>) -> Option<&str> {
-    params?.get("_meta")?.get(keys::PROTOCOL_VERSION)?.as_str()
 }
 
 /// A header that must be present exactly once; surrounding whitespace trimmed.

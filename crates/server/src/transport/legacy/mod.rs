@@ -10,20 +10,12 @@ mod session;
 pub(crate) use changes::forward_changes;
 pub(crate) use session::LegacySession;
 
-use serde_json::Value;
-use toolwire_protocol::{Request, keys};
+use toolwire_protocol::Request;
 
 /// True when `request` carries the per-request `_meta` of 2026-07-28 (its
 /// protocol version): it is served statelessly whatever else is going on.
 pub(crate) fn is_modern(request: &Request) -> bool {
-    matches!(
-        request
-            .params
-            .as_ref()
-            .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(keys::PROTOCOL_VERSION)),
-        Some(Value::String(_))
-    )
+    crate::dispatch::view::protocol_version(request.params.as_ref()).is_some()
 }
 
 /// True when `request` opens a legacy session: an `initialize` without

@@ -11,7 +11,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-use toolwire_protocol::{ErrorObject, JsonObject, Message, Notification, Request, RequestId};
+use toolwire_protocol::{
+    ErrorObject, JsonObject, Message, Notification, Params, Request, RequestId,
+};
 
 use crate::context::Outbox;
 
@@ -111,7 +113,7 @@ impl PeerRequests {
             outbox,
         };
         let mut request = Request::new(id, method, params);
-        request.params.get_or_insert_with(JsonObject::new);
+        request.params.get_or_insert_with(Params::default);
         outbox.send(Message::Request(request)).await;
         tokio::select! {
             answer = answer_rx => match answer {

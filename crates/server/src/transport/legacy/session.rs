@@ -15,8 +15,8 @@ use serde_json::Value;
 use tokio::sync::watch;
 use toolwire_protocol::{
     CallToolResult, ClientCapabilities, ErrorObject, ErrorResponse, Implementation,
-    InitializeRequestParams, InitializeResult, JsonObject, LoggingLevel, Message, ProgressToken,
-    Request, ResultResponse, SetLevelRequestParams, SubscribeRequestParams, keys,
+    InitializeRequestParams, InitializeResult, JsonObject, LoggingLevel, Message, Params,
+    ProgressToken, Request, ResultResponse, SetLevelRequestParams, SubscribeRequestParams, keys,
     negotiate_legacy_version,
 };
 
@@ -47,14 +47,14 @@ impl LegacySession {
     /// when the server is modern only.
     pub(crate) fn open(
         server: &Server,
-        params: Option<JsonObject>,
+        params: Option<Params>,
     ) -> Result<(LegacySession, InitializeResult), ErrorObject> {
         let config = server.config();
         let supported: Vec<&str> = config.legacy_versions.iter().map(String::as_str).collect();
         if supported.is_empty() {
             return Err(server.refuse_initialize());
         }
-        let params: InitializeRequestParams = parse(params.unwrap_or_default())?;
+        let params: InitializeRequestParams = parse(&params.unwrap_or_default())?;
         let version = negotiate_legacy_version(&params.protocol_version, &supported)
             .unwrap_or(supported[0])
             .to_owned();
@@ -184,15 +184,15 @@ impl LegacySession {
         }
     }
 
-    fn set_level(&self, params: Option<JsonObject>) -> Result<JsonObject, ErrorObject> {
-        let params: SetLevelRequestParams = parse(params.unwrap_or_default())?;
+    fn set_level(&self, params: Option<Params>) -> Result<JsonObject, ErrorObject> {
+        let params: SetLevelRequestParams = parse(&params.unwrap_or_default())?;
         *self.log_level.lock().expect("log level lock") = params.level;
         Ok(JsonObject::new())
     }
 
     fn subscribe(
         &self,
-        params: Option<JsonObject>,
+        params: Option<Params>,
         subscribe: bool,
     ) -> Result<JsonObject, ErrorObject> {
         let offers = self
@@ -208,7 +208,7 @@ impl LegacySession {
             };
             return Err(ErrorObject::method_not_found(method));
         }
-        let params: SubscribeRequestParams = parse(params.unwrap_or_default())?;
+        let params: SubscribeRequestParams = parse(&params.unwrap_or_default())?;
         self.subscribed.send_modify(|uris| {
             if subscribe {
                 uris.insert(params.uri);
@@ -239,7 +239,7 @@ impl LegacySession {
             } else {
                 std::mem::take(&mut params)
             };
-            let round = Request::new(id.clone(), method.clone(), Some(round_params));
+            let round = Request::with_params(id.clone(), method.clone(), Some(round_params));
             let reply = self
                 .server
                 .serve_checked(round, meta.clone(), env.clone())
@@ -250,10 +250,11 @@ impl LegacySession {
             };
             match self.ask_client(asked.requests, &env).await {
                 Ok(answers) => {
-                    params.insert("inputResponses".into(), Value::Object(answers));
+                    let object = params.object_mut();
+                    object.insert("inputResponses".into(), Value::Object(answers));
                     match asked.state {
-                        Some(state) => params.insert("requestState".into(), state),
-                        None => params.remove("requestState"),
+                        Some(state) => object.insert("requestState".into(), state),
+                        None => object.remove("requestState"),
                     };
                 }
                 Err(failure) => return self.failed(id, &method, &params, &failure),
@@ -267,11 +268,12 @@ impl LegacySession {
 
     /// The metadata a request of this session runs with: what `initialize`
     /// declared, the request's own `progressToken`, the session's log level.
-    fn meta(&self, params: &JsonObject) -> CheckedMeta {
+    fn meta(&self, params: &Params) -> CheckedMeta {
         let progress_token = params
-            .get("_meta")
+            .meta()
+            .flatten()
             .and_then(|meta| meta.get(keys::PROGRESS_TOKEN))
-            .and_then(|token| serde_json::from_value::<ProgressToken>(token.clone()).ok());
+            .and_then(|token| serde_json::from_str::<ProgressToken>(token.get()).ok());
         CheckedMeta {
             protocol_version: self.version.clone(),
             client_capabilities: self.client_capabilities.clone(),
@@ -324,16 +326,16 @@ impl LegacySession {
         &self,
         id: toolwire_protocol::RequestId,
         method: &str,
-        params: &JsonObject,
+        params: &Params,
         failure: &Failure,
     ) -> Message {
         let text = failure.error.describe(&failure.method);
         if method == "tools/call" {
             let tool = params
-                .get("name")
-                .and_then(Value::as_str)
+                .member("name")
+                .and_then(|name| serde_json::from_str::<String>(name.get()).ok())
                 .unwrap_or_default();
-            let answer = self.server.finish_tool(tool, CallToolResult::error(text));
+            let answer = self.server.finish_tool(&tool, CallToolResult::error(text));
             return to_legacy(crate::dispatch::Reply::Answer(id, answer).into_message());
         }
         Message::Error(ErrorResponse::new(Some(id), ErrorObject::internal(text)))
