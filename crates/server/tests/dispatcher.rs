@@ -387,6 +387,41 @@ async fn panic_is_internal_error_and_the_server_keeps_serving() {
     assert_eq!(r["content"][0]["text"], "still here");
 }
 
+/// Arguments whose `Deserialize` panics: the handler's parameters are read
+/// before its future runs, and a panic there is the same internal error.
+struct Touchy;
+
+impl<'de> serde::Deserialize<'de> for Touchy {
+    fn deserialize<D: serde::Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+        panic!("touchy arguments")
+    }
+}
+
+impl schemars::JsonSchema for Touchy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Touchy".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "object"})
+    }
+}
+
+#[tokio::test]
+async fn a_panic_reading_the_arguments_is_an_internal_error_too() {
+    let s = Server::builder("touchy", "1")
+        .tool(ToolBuilder::new("touchy").handler(|_: Touchy| async { "never" }))
+        .tool(ToolBuilder::new("ok").handler(|| async { "ok" }))
+        .build()
+        .unwrap();
+    let e = error(&s, request(1, "tools/call", json!({"name": "touchy"}))).await;
+    assert_eq!(
+        e,
+        json!({"code": -32603, "message": "Tool touchy failed with an internal error"})
+    );
+    let r = result(&s, request(2, "tools/call", json!({"name": "ok"}))).await;
+    assert_eq!(r["content"][0]["text"], "ok");
+}
+
 #[tokio::test]
 async fn output_breaking_the_output_schema_is_never_sent() {
     let e = error(

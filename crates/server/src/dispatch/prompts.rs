@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::json;
 use toolwire_protocol::{ErrorObject, GetPromptRequestParams, GetPromptResult, JsonObject};
 
-use super::round::Finished;
+use super::round::{Finished, What};
 use crate::context::RequestContext;
 use crate::context::mrtr::RoundKey;
 use crate::features::listing::Listed;
@@ -39,15 +39,16 @@ impl Server {
             )));
         }
         let principal = cx.principal().key().to_owned();
+        let (name, sent) = (json!(params.name), json!(arguments));
         let key = RoundKey {
             method: "prompts/get",
             principal: &principal,
-            salient: json!({"name": params.name, "arguments": arguments}),
+            salient: &[("name", &name), ("arguments", &sent)],
         };
         let handler = Arc::clone(&prompt.handler);
         let run = move |cx| handler(arguments, cx);
         let state = params.request_state.as_deref();
-        let what = format!("Prompt {}", params.name);
+        let what = What("Prompt", &params.name);
         let who = audit::listening().then(|| cx.principal().clone());
         match self
             .run_round(&key, state, params.input_responses.as_ref(), cx, &what, run)

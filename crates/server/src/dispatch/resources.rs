@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::json;
 use toolwire_protocol::{ErrorObject, JsonObject, ReadResourceRequestParams, ReadResourceResult};
 
-use super::round::Finished;
+use super::round::{Finished, What};
 use crate::context::RequestContext;
 use crate::context::mrtr::RoundKey;
 use crate::features::cache::CacheHint;
@@ -73,14 +73,15 @@ impl Server {
         // What only some callers may read must not sit in a shared cache.
         let private = scoped || cx.principal().is_authenticated();
         let principal = cx.principal().key().to_owned();
+        let uri = json!(params.uri);
         let key = RoundKey {
             method: "resources/read",
             principal: &principal,
-            salient: json!({"uri": params.uri}),
+            salient: &[("uri", &uri)],
         };
         let state = params.request_state.as_deref();
         let run = move |cx| handler(request, cx);
-        let what = format!("Reading {}", params.uri);
+        let what = What("Reading", &params.uri);
         let who = audit::listening().then(|| cx.principal().clone());
         match self
             .run_round(&key, state, params.input_responses.as_ref(), cx, &what, run)

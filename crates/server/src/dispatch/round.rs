@@ -23,7 +23,7 @@ impl Server {
         request_state: Option<&str>,
         responses: Option<&JsonObject>,
         cx: RequestContext,
-        what: &str,
+        what: &What<'_>,
         run: F,
     ) -> Result<Finished<T>, ErrorObject>
     where
@@ -34,7 +34,13 @@ impl Server {
         // A second handle on the context (not a copy of the capabilities):
         // only a handler that asks for input needs them read again.
         let asked = cx.clone();
-        let outcome = match AssertUnwindSafe(run(cx)).catch_unwind().await {
+        // A panic while the handler's future is made (its parameters are
+        // read then) or while it runs is the same internal error.
+        let ran = match std::panic::catch_unwind(AssertUnwindSafe(|| run(cx))) {
+            Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+            Err(panic) => Err(panic),
+        };
+        let outcome = match ran {
             Ok(outcome) => outcome,
             Err(panic) => {
                 tracing::error!(handler = %what, panic = panic_message(&panic), "handler panicked");
@@ -75,6 +81,16 @@ impl Server {
 }
 
 /// How a round ended.
+/// What a round runs, for messages: a kind and a name (`Tool echo`),
+/// written out only when something goes wrong.
+pub(crate) struct What<'a>(pub &'static str, pub &'a str);
+
+impl std::fmt::Display for What<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.0, self.1)
+    }
+}
+
 pub(crate) enum Finished<T> {
     /// The handler produced its value.
     Value(T),

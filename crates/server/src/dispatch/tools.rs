@@ -10,7 +10,7 @@ use toolwire_protocol::{
 };
 
 use super::reply::Answer;
-use super::round::Finished;
+use super::round::{Finished, What};
 use super::{parse, view};
 use crate::context::RequestContext;
 use crate::context::mrtr::RoundKey;
@@ -94,29 +94,28 @@ impl Server {
             );
         }
         let principal = cx.principal().key().to_owned();
-        // The round's key keeps the arguments as sent (a handler that asks
-        // for input is matched against them); the handler gets its own copy.
-        let handler_arguments = object.clone();
-        let mut salient = JsonObject::new();
-        salient.insert("name".to_owned(), Value::String(name.to_owned()));
-        salient.insert("arguments".to_owned(), arguments);
+        // The round's key borrows the arguments as sent (a handler that asks
+        // for input is matched against them); the handler reads its own
+        // parameters from them before it runs.
+        let tool_name = Value::String(name.to_owned());
+        let salient = [("name", &tool_name), ("arguments", &arguments)];
         let key = RoundKey {
             method: "tools/call",
             principal: &principal,
-            salient: Value::Object(salient),
+            salient: &salient,
         };
-        let arguments = handler_arguments;
-        let handler = std::sync::Arc::clone(&tool.handler);
-        let run = move |cx| -> BoxFuture<Result<CallToolResult, ToolError>> {
+        let handler = &tool.handler;
+        let run = |cx| -> BoxFuture<Result<CallToolResult, ToolError>> {
+            let running = handler(object, cx);
             Box::pin(async move {
-                match handler(arguments, cx).await? {
+                match running.await? {
                     ToolOutput::Complete(result) => Ok(result),
                     ToolOutput::InputRequired(ask) => Err(ToolError::InputRequired(Box::new(ask))),
                 }
             })
         };
         let state = params.request_state.as_deref();
-        let what = format!("Tool {name}");
+        let what = What("Tool", name);
         let responses = params.input_responses.as_ref();
         match self.run_round(&key, state, responses, cx, &what, run).await {
             Err(error) => (Outcome::ProtocolError, Err(error)),

@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 use toolwire_protocol::JsonObject;
 
 use crate::context::RequestContext;
@@ -123,7 +122,7 @@ mod sealed {
         }
         fn extract(
             prepared: &Self::Prepared,
-            arguments: &mut Option<JsonObject>,
+            arguments: &JsonObject,
             cx: &RequestContext,
         ) -> Result<Self, ToolError>;
     }
@@ -177,14 +176,8 @@ impl<A: DeserializeOwned + JsonSchema + Send + 'static> sealed::Param<marker::Ar
         Some(schema_object_for::<A>())
     }
 
-    fn extract(
-        _: &(),
-        arguments: &mut Option<JsonObject>,
-        _: &RequestContext,
-    ) -> Result<A, ToolError> {
-        let arguments = arguments.take().unwrap_or_default();
-        serde_json::from_value(Value::Object(arguments))
-            .map_err(|e| ToolError::new(format!("Invalid arguments: {e}")))
+    fn extract(_: &(), arguments: &JsonObject, _: &RequestContext) -> Result<A, ToolError> {
+        A::deserialize(arguments).map_err(|e| ToolError::new(format!("Invalid arguments: {e}")))
     }
 }
 
@@ -195,11 +188,7 @@ impl sealed::Param<marker::Context> for RequestContext {
         Ok(())
     }
 
-    fn extract(
-        _: &(),
-        _: &mut Option<JsonObject>,
-        cx: &RequestContext,
-    ) -> Result<RequestContext, ToolError> {
+    fn extract(_: &(), _: &JsonObject, cx: &RequestContext) -> Result<RequestContext, ToolError> {
         Ok(cx.clone())
     }
 }
@@ -213,11 +202,7 @@ impl<S: Clone + Send + Sync + 'static> sealed::Param<marker::State> for State<S>
             .ok_or(BindError::MissingState(type_name::<S>()))
     }
 
-    fn extract(
-        state: &S,
-        _: &mut Option<JsonObject>,
-        _: &RequestContext,
-    ) -> Result<State<S>, ToolError> {
+    fn extract(state: &S, _: &JsonObject, _: &RequestContext) -> Result<State<S>, ToolError> {
         Ok(State(state.clone()))
     }
 }
@@ -248,16 +233,22 @@ macro_rules! bind_handler {
                 handler: &Arc<Self>,
                 #[allow(unused_variables)] states: &States,
             ) -> Result<ErasedToolHandler, BindError> {
-                let prepared = Arc::new(($(<$p as sealed::Param<$m>>::prepare(states)?,)*));
+                let prepared = ($(<$p as sealed::Param<$m>>::prepare(states)?,)*);
                 let handler = Arc::clone(handler);
                 #[allow(unused_variables)]
-                Ok(Arc::new(move |arguments: JsonObject, cx: RequestContext| {
-                    let (handler, prepared) = (Arc::clone(&handler), Arc::clone(&prepared));
+                Ok(Arc::new(move |arguments: &JsonObject, cx: RequestContext| {
+                    // The parameters are made now, from the borrowed
+                    // arguments: the future owns what it needs.
+                    let ($($v,)*) = &prepared;
+                    // A closure for `?`: the first parameter that cannot be
+                    // made ends the call.
+                    #[allow(clippy::redundant_closure_call)]
+                    let made = (|| -> Result<_, ToolError> {
+                        Ok(($(<$p as sealed::Param<$m>>::extract($v, arguments, &cx)?,)*))
+                    })();
+                    let handler = Arc::clone(&handler);
                     Box::pin(async move {
-                        #[allow(unused_mut, unused_variables)]
-                        let mut arguments = Some(arguments);
-                        let ($($v,)*) = &*prepared;
-                        $(let $v = <$p as sealed::Param<$m>>::extract($v, &mut arguments, &cx)?;)*
+                        let ($($v,)*) = made?;
                         handler($($v),*).await.into_tool_output()
                     }) as BoxFuture<_>
                 }))

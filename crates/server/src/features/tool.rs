@@ -13,9 +13,11 @@ use crate::security::limits::InputLimits;
 use crate::setters::setters;
 use crate::store::rate_limit::RateLimit;
 
-/// A handler with its argument and result types erased.
+/// A handler with its argument and result types erased. It reads the
+/// arguments it needs before it returns its future (the dispatcher keeps
+/// them, for a round that asks for input).
 pub type ErasedToolHandler = Arc<
-    dyn Fn(JsonObject, RequestContext) -> BoxFuture<Result<ToolOutput, ToolError>> + Send + Sync,
+    dyn Fn(&JsonObject, RequestContext) -> BoxFuture<Result<ToolOutput, ToolError>> + Send + Sync,
 >;
 
 /// A handler before registration gives it its states.
@@ -239,9 +241,9 @@ impl ToolBuilder {
         self.definition.input_schema = input_schema;
         self.mark_headers();
         let handler = Arc::new(handler);
-        let erased: ErasedToolHandler = Arc::new(move |args: JsonObject, cx: RequestContext| {
-            let handler = Arc::clone(&handler);
-            Box::pin(async move { handler(args, cx).await.into_tool_output() }) as BoxFuture<_>
+        let erased: ErasedToolHandler = Arc::new(move |args: &JsonObject, cx: RequestContext| {
+            let running = handler(args.clone(), cx);
+            Box::pin(async move { running.await.into_tool_output() }) as BoxFuture<_>
         });
         self.handler = Some(Arc::new(move |_: &States| Ok(Arc::clone(&erased))));
         self
