@@ -40,7 +40,7 @@ use http_body_util::{BodyExt, Full};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::Semaphore;
 use toolwire_bench::loadgen::{self, LoadConfig, new_histogram};
-use toolwire_bench::process::{Memory, RedisProcess, RedisStats, ServerProcess, binary};
+use toolwire_bench::process::{Memory, RedisProcess, RedisStats, ServerProcess, binary, cpu_time};
 use toolwire_bench::report::{self, Row, Sample, mib};
 use toolwire_bench::servers::REAL_TOOLS;
 use toolwire_bench::workload::{LIST_TOOLS, PATH, PROTOCOL_VERSION, Workload};
@@ -855,19 +855,23 @@ async fn stdio(options: &Options) -> Result<(), String> {
         options.window
     );
     println!(
-        "| round | calls/s | p50 ms | p99 ms | p99.9 ms | errors | idle RSS MiB | peak RSS MiB |"
+        "| round | calls/s | p50 ms | p99 ms | p99.9 ms | errors | server CPU µs/call | \
+         load generator CPU µs/call | idle RSS MiB | peak RSS MiB |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for round in 1..=options.rounds {
         let run = stdio_run(&path, options).await?;
         let ms = |q: f64| run.latency.value_at_quantile(q) as f64 / 1000.0;
+        let per_call = |cpu: Duration| cpu.as_secs_f64() * 1e6 / run.replies.max(1) as f64;
         println!(
-            "| {round} | {:.0} | {:.3} | {:.3} | {:.3} | {} | {} | {} |",
+            "| {round} | {:.0} | {:.3} | {:.3} | {:.3} | {} | {:.1} | {:.1} | {} | {} |",
             run.ok as f64 / options.duration.as_secs_f64(),
             ms(0.5),
             ms(0.99),
             ms(0.999),
             run.errors,
+            per_call(run.server_cpu),
+            per_call(run.load_cpu),
             mib(run.idle.rss),
             mib(run.after.peak),
         );
@@ -882,6 +886,12 @@ async fn stdio(options: &Options) -> Result<(), String> {
 struct StdioRun {
     ok: u64,
     errors: u64,
+    /// Correct replies, warm-up included (what the CPU times are divided by).
+    replies: u64,
+    /// CPU time the server used from the first request to the last reply.
+    server_cpu: Duration,
+    /// CPU time this process (the load generator) used meanwhile.
+    load_cpu: Duration,
     latency: hdrhistogram::Histogram<u64>,
     idle: Memory,
     after: Memory,
@@ -909,6 +919,8 @@ async fn stdio_run(path: &Path, options: &Options) -> Result<StdioRun, String> {
     let stdin = child.stdin.take().ok_or("no stdin")?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
 
+    let server_cpu_before = cpu_time(pid);
+    let load_cpu_before = cpu_time(std::process::id());
     let started_at = Instant::now();
     let measure_from = started_at + options.warmup;
     let end = measure_from + options.duration;
@@ -953,6 +965,9 @@ async fn stdio_run(path: &Path, options: &Options) -> Result<StdioRun, String> {
     let mut run = StdioRun {
         ok: 0,
         errors: 0,
+        replies: 0,
+        server_cpu: Duration::ZERO,
+        load_cpu: Duration::ZERO,
         latency: new_histogram(),
         idle,
         after: Memory::default(),
@@ -986,7 +1001,9 @@ async fn stdio_run(path: &Path, options: &Options) -> Result<StdioRun, String> {
             continue;
         };
         let measured = start >= measure_from && start < end;
-        match Workload::Echo.check_message(id, line.as_bytes()) {
+        let checked = Workload::Echo.check_message(id, line.as_bytes());
+        run.replies += u64::from(checked.is_ok());
+        match checked {
             Ok(()) if measured => {
                 run.ok += 1;
                 let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -1003,6 +1020,8 @@ async fn stdio_run(path: &Path, options: &Options) -> Result<StdioRun, String> {
             }
         }
     }
+    run.server_cpu = cpu_time(pid).saturating_sub(server_cpu_before);
+    run.load_cpu = cpu_time(std::process::id()).saturating_sub(load_cpu_before);
     run.after = Memory::of(pid);
     let unanswered = starts.lock().expect("starts").len() as u64;
     run.errors += unanswered;
@@ -1648,7 +1667,11 @@ async fn toolwire_instructions(options: &Options) -> Result<(), String> {
     let path = binary("toolwire-echo")?;
     for (args, workload) in cases {
         let count = callgrind_count(&path, &args, workload, n, None).await?;
-        println!("| {} | {} |", workload.label(), thousands(count.instructions / n));
+        println!(
+            "| {} | {} |",
+            workload.label(),
+            thousands(count.instructions / n)
+        );
     }
     println!();
     Ok(())
