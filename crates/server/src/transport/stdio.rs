@@ -26,6 +26,7 @@ use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::codec::FramedRead;
@@ -86,8 +87,9 @@ pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
 /// not awaited, when stdin closes).
 type InFlight = Arc<Mutex<HashMap<RequestId, (CancellationToken, bool)>>>;
 
-/// Encoded lines waiting to be written: a full queue holds up whoever
-/// writes to it (the reading loop included) until stdout takes more.
+/// Encoded lines waiting to be written. A full queue holds up handlers'
+/// notifications and the replies of requests running in tasks until stdout
+/// takes more; the reading loop does not wait for it (`Connection::queue`).
 const OUT_QUEUE: usize = 1024;
 
 /// The read buffer: one `read` takes up to this many bytes, however many
@@ -174,8 +176,9 @@ impl Connection {
                     "message longer than {} bytes",
                     self.config.max_line_bytes
                 ));
-                self.send(&Message::Error(ErrorResponse::new(None, error)))
-                    .await;
+                self.queue(encode_line(&Message::Error(ErrorResponse::new(
+                    None, error,
+                ))));
                 return;
             }
         };
@@ -183,7 +186,7 @@ impl Connection {
             Ok(Message::Request(request)) if self.legacy.is_none() && opens_session(&request) => {
                 self.initialize(request).await;
             }
-            Ok(Message::Request(request)) => self.start(request).await,
+            Ok(Message::Request(request)) => self.start(request),
             Ok(Message::Notification(notification)) => {
                 cancel_if_asked(&notification, &self.in_flight);
             }
@@ -194,18 +197,27 @@ impl Connection {
                     session.answer(response);
                 }
             }
-            Err(error) => self.send(&Message::Error(error.to_response())).await,
+            Err(error) => self.queue(encode_line(&Message::Error(error.to_response()))),
         }
     }
 
-    async fn send(&self, message: &Message) {
-        let _ = self.out.send(encode_line(message)).await;
+    /// Queues `line` without waiting: when stdout is not keeping up, a
+    /// task waits to queue it instead, and reading goes on (a cancellation
+    /// or a legacy client's answer must get through).
+    fn queue(&mut self, line: Bytes) {
+        if let Err(TrySendError::Full(line)) = self.out.try_send(line) {
+            let out = self.out.clone();
+            self.tasks.spawn(async move {
+                let _ = out.send(line).await;
+            });
+        }
     }
 
     /// Answers `initialize`; a session it opens starts sending list changes.
     async fn initialize(&mut self, request: Request) {
         let (reply, session) = initialize(&self.server, request);
-        self.send(&reply).await;
+        // Awaited: the reply must precede the session's first notification.
+        let _ = self.out.send(encode_line(&reply)).await;
         if let Some(session) = session {
             let outbox = Outbox::encoding(self.out.clone(), encode_line);
             let forward = forward_changes(
@@ -224,7 +236,7 @@ impl Connection {
     /// its reply joins the queue in order. A request that has to wait goes
     /// on in a task of its own, so that the lines after it are read and
     /// served meanwhile.
-    async fn start(&mut self, request: Request) {
+    fn start(&mut self, request: Request) {
         let is_listen = request.method == "subscriptions/listen";
         let id = request.id.clone();
         let cancel = CancellationToken::new();
@@ -234,19 +246,10 @@ impl Connection {
             .with_cancel(cancel.clone());
         let session = self.legacy.clone().filter(|_| !is_modern(&request));
         let mut serving = Box::pin(serve_line(self.server.clone(), session, request, env));
-        // Listens, open until cancelled, take no permit (the dispatcher
-        // caps them per principal); other requests run inline only when a
-        // permit is free, else they wait their turn in a task.
-        let permit = match is_listen {
-            true => Permit::None,
-            false => match Arc::clone(&self.permits).try_acquire_owned() {
-                Ok(permit) => Permit::Held(permit),
-                Err(_) => Permit::Wait(Arc::clone(&self.permits)),
-            },
-        };
+        let permit = self.permit(is_listen);
         if matches!(permit, Permit::Held(_)) {
             if let Some(line) = serve_now(&mut serving) {
-                let _ = self.out.send(line).await;
+                self.queue(line);
                 return;
             }
         }
@@ -263,6 +266,19 @@ impl Connection {
             in_flight: Arc::clone(&self.in_flight),
         };
         self.tasks.spawn(job.run(serving, permit));
+    }
+
+    /// The permit a request runs under. Listens, open until cancelled, take
+    /// none (the dispatcher caps them per principal); other requests run
+    /// inline only when one is free, else they wait their turn in a task.
+    fn permit(&self, is_listen: bool) -> Permit {
+        if is_listen {
+            return Permit::None;
+        }
+        match Arc::clone(&self.permits).try_acquire_owned() {
+            Ok(permit) => Permit::Held(permit),
+            Err(_) => Permit::Wait(Arc::clone(&self.permits)),
+        }
     }
 
     /// After end of input: no answer can come any more, so calls waiting on
