@@ -19,6 +19,7 @@
 //! resource updates are sent as notifications.
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -248,7 +249,7 @@ impl Connection {
         let mut serving = Box::pin(serve_line(self.server.clone(), session, request, env));
         let permit = self.permit(is_listen);
         if matches!(permit, Permit::Held(_)) {
-            if let Some(line) = serve_now(&mut serving) {
+            if let Some(line) = serve_now(&id, &mut serving) {
                 self.queue(line);
                 return;
             }
@@ -303,14 +304,26 @@ impl Connection {
     }
 }
 
-/// Polls `serving` once, with a waker that does nothing: a future left
-/// pending is polled again by the task it moves to, which registers that
-/// task's waker. Kept out of line so that a profile can tell the
-/// dispatcher's share of a call (everything under this function) from the
-/// transport's (`bench stdio-instructions`).
+/// Polls `serving` (request `id`) once, with a waker that does nothing: a
+/// future left pending is polled again by the task it moves to, which
+/// registers that task's waker. Kept out of line so that a profile can tell
+/// the dispatcher's share of a call (everything under this function) from
+/// the transport's (`bench stdio-instructions`).
 #[inline(never)]
-fn serve_now<F: Future + Unpin>(serving: &mut F) -> Option<F::Output> {
-    serving.now_or_never()
+fn serve_now<F>(id: &RequestId, serving: &mut F) -> Option<Bytes>
+where
+    F: Future<Output = Bytes> + Unpin,
+{
+    match std::panic::catch_unwind(AssertUnwindSafe(|| serving.now_or_never())) {
+        Ok(line) => line,
+        // A bug below the transport costs its request only, as it would in
+        // a task of its own.
+        Err(_) => {
+            let error = ErrorObject::internal("the server failed while serving this request");
+            let reply = Message::Error(ErrorResponse::new(Some(id.clone()), error));
+            Some(encode_line(&reply))
+        }
+    }
 }
 
 /// The in-flight permit of a request that runs in a task.
@@ -439,4 +452,37 @@ async fn write_lines<W: AsyncWrite + Unpin>(
         }
     }
     writer.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serve_now_answers_what_is_ready_and_leaves_what_waits() {
+        let id = RequestId::Number(7);
+        let mut ready = Box::pin(async { Bytes::from_static(b"done\n") });
+        assert_eq!(
+            serve_now(&id, &mut ready),
+            Some(Bytes::from_static(b"done\n"))
+        );
+        let mut waiting = Box::pin(async {
+            tokio::task::yield_now().await;
+            Bytes::new()
+        });
+        assert_eq!(serve_now(&id, &mut waiting), None);
+    }
+
+    #[test]
+    fn a_panic_while_serving_inline_costs_only_its_request() {
+        let mut failing = Box::pin(async {
+            panic!("a bug below the transport");
+        });
+        let line = serve_now(&RequestId::Number(7), &mut failing).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&line).unwrap(),
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32603,
+                "message": "the server failed while serving this request"}})
+        );
+    }
 }
