@@ -102,6 +102,10 @@ const WRITE_CHUNK: usize = 64 * 1024;
 
 /// Serves `server` over any reader and writer (a pipe, a socket, a test buffer).
 ///
+/// Returns at end of input, once the requests still running have ended (or
+/// [`StdioConfig::shutdown_grace`] has passed) and every reply is written;
+/// or at the first error reading or writing.
+///
 /// Reading and writing run as two loops of one task: a reply a request
 /// finished at once joins the queue while the lines read with it are still
 /// being served, and the writer sends what queued up in one `write`.
