@@ -9,7 +9,9 @@
 //! inline until it first has to wait; most (a handler that awaits nothing
 //! slow) are answered right there, and only one that waits goes on in a
 //! task of its own while the next lines are served. Replies ready together
-//! are written with one `write`.
+//! are written with one `write`. (So a handler that computes for long
+//! without awaiting holds up the lines after it, as it would hold up its
+//! HTTP/1.1 connection: such work belongs in `spawn_blocking`.)
 //!
 //! Both eras on one pipe: a request with 2026-07-28 `_meta` is served
 //! statelessly; an `initialize` without it makes the process a legacy
