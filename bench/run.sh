@@ -11,6 +11,7 @@
 #   bench/run.sh sessions        # 10,000 legacy sessions, their expiry, a second wave (about 1.5 minutes)
 #   bench/run.sh instructions    # callgrind instructions per request (needs valgrind)
 #   bench/run.sh toolwire-instructions   # only the toolwire rows of it (no peer built)
+#   bench/run.sh stdio-instructions      # callgrind: echo over stdio, split into parsing, serving, transport
 #   bench/run.sh gateway-instructions   # callgrind: echo directly vs through `toolwire gateway` (TOOLWIRE_BIN)
 #   bench/run.sh soak --duration 120   # soak `toolwire serve` (default 600 s; build toolwire-cli first)
 #
@@ -18,7 +19,7 @@
 # killed after it. Only same-run ratios mean anything on a shared machine.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-if [ "${1:-}" = toolwire-instructions ]; then
+if [ "${1:-}" = toolwire-instructions ] || [ "${1:-}" = stdio-instructions ]; then
     cargo build --release --quiet --manifest-path "$here/Cargo.toml" --bin bench --bin toolwire-echo
 else
     cargo build --release --quiet --manifest-path "$here/Cargo.toml" --bins

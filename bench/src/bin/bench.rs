@@ -1,7 +1,8 @@
 //! Runs the benchmarks and prints Markdown tables.
 //!
 //! ```text
-//! bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|redis-instructions|gateway-instructions]
+//! bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|
+//!        toolwire-instructions|stdio-instructions|redis-instructions|gateway-instructions]
 //!       [--rounds N] [--duration SECS] [--warmup SECS] [--connections N]
 //!       [--window N] [--streams N] [--requests N] [--session-count N]
 //!       [--idle-timeout SECS] [--waves N]
@@ -22,6 +23,8 @@
 //! `INFO commandstats` what the counted requests sent Redis.
 //! `gateway-instructions` counts `tools/call echo` in toolwire-echo directly
 //! and in `toolwire gateway` in front of it (`TOOLWIRE_BIN`, as `gateway`).
+//! `stdio-instructions` counts `tools/call echo` over stdio (`--window` in
+//! flight) and splits it into parsing, serving and the transport's share.
 //!
 //! Every HTTP scenario starts each server fresh on a free 127.0.0.1 port,
 //! runs the servers interleaved (A B C A B C ...) for `--rounds` rounds, kills
@@ -40,7 +43,7 @@ use http_body_util::{BodyExt, Full};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::Semaphore;
 use toolwire_bench::loadgen::{self, LoadConfig, new_histogram};
-use toolwire_bench::process::{Memory, RedisProcess, RedisStats, ServerProcess, binary};
+use toolwire_bench::process::{Memory, RedisProcess, RedisStats, ServerProcess, binary, cpu_time};
 use toolwire_bench::report::{self, Row, Sample, mib};
 use toolwire_bench::servers::REAL_TOOLS;
 use toolwire_bench::workload::{LIST_TOOLS, PATH, PROTOCOL_VERSION, Workload};
@@ -85,7 +88,7 @@ struct Variant {
     workload: Workload,
 }
 
-const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|toolwire-instructions|redis-instructions|gateway-instructions] \
+const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|toolwire-instructions|stdio-instructions|redis-instructions|gateway-instructions] \
 [--rounds N] [--duration SECS] [--warmup SECS] [--connections N] [--window N] [--streams N] \
 [--requests N] [--session-count N] [--idle-timeout SECS] [--waves N]";
 
@@ -154,6 +157,7 @@ fn main() {
             "sessions" => sessions(&options).await,
             "instructions" => instructions(&options).await,
             "toolwire-instructions" => toolwire_instructions(&options).await,
+            "stdio-instructions" => stdio_instructions(&options).await,
             "redis-instructions" => redis_instructions(&options).await,
             "gateway-instructions" => gateway_instructions(&options).await,
             "all" => {
@@ -855,19 +859,23 @@ async fn stdio(options: &Options) -> Result<(), String> {
         options.window
     );
     println!(
-        "| round | calls/s | p50 ms | p99 ms | p99.9 ms | errors | idle RSS MiB | peak RSS MiB |"
+        "| round | calls/s | p50 ms | p99 ms | p99.9 ms | errors | server CPU µs/call | \
+         load generator CPU µs/call | idle RSS MiB | peak RSS MiB |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for round in 1..=options.rounds {
         let run = stdio_run(&path, options).await?;
         let ms = |q: f64| run.latency.value_at_quantile(q) as f64 / 1000.0;
+        let per_call = |cpu: Duration| cpu.as_secs_f64() * 1e6 / run.replies.max(1) as f64;
         println!(
-            "| {round} | {:.0} | {:.3} | {:.3} | {:.3} | {} | {} | {} |",
+            "| {round} | {:.0} | {:.3} | {:.3} | {:.3} | {} | {:.1} | {:.1} | {} | {} |",
             run.ok as f64 / options.duration.as_secs_f64(),
             ms(0.5),
             ms(0.99),
             ms(0.999),
             run.errors,
+            per_call(run.server_cpu),
+            per_call(run.load_cpu),
             mib(run.idle.rss),
             mib(run.after.peak),
         );
@@ -882,6 +890,12 @@ async fn stdio(options: &Options) -> Result<(), String> {
 struct StdioRun {
     ok: u64,
     errors: u64,
+    /// Correct replies, warm-up included (what the CPU times are divided by).
+    replies: u64,
+    /// CPU time the server used from the first request to the last reply.
+    server_cpu: Duration,
+    /// CPU time this process (the load generator) used meanwhile.
+    load_cpu: Duration,
     latency: hdrhistogram::Histogram<u64>,
     idle: Memory,
     after: Memory,
@@ -909,6 +923,8 @@ async fn stdio_run(path: &Path, options: &Options) -> Result<StdioRun, String> {
     let stdin = child.stdin.take().ok_or("no stdin")?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
 
+    let server_cpu_before = cpu_time(pid);
+    let load_cpu_before = cpu_time(std::process::id());
     let started_at = Instant::now();
     let measure_from = started_at + options.warmup;
     let end = measure_from + options.duration;
@@ -953,6 +969,9 @@ async fn stdio_run(path: &Path, options: &Options) -> Result<StdioRun, String> {
     let mut run = StdioRun {
         ok: 0,
         errors: 0,
+        replies: 0,
+        server_cpu: Duration::ZERO,
+        load_cpu: Duration::ZERO,
         latency: new_histogram(),
         idle,
         after: Memory::default(),
@@ -986,7 +1005,9 @@ async fn stdio_run(path: &Path, options: &Options) -> Result<StdioRun, String> {
             continue;
         };
         let measured = start >= measure_from && start < end;
-        match Workload::Echo.check_message(id, line.as_bytes()) {
+        let checked = Workload::Echo.check_message(id, line.as_bytes());
+        run.replies += u64::from(checked.is_ok());
+        match checked {
             Ok(()) if measured => {
                 run.ok += 1;
                 let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -1003,6 +1024,8 @@ async fn stdio_run(path: &Path, options: &Options) -> Result<StdioRun, String> {
             }
         }
     }
+    run.server_cpu = cpu_time(pid).saturating_sub(server_cpu_before);
+    run.load_cpu = cpu_time(std::process::id()).saturating_sub(load_cpu_before);
     run.after = Memory::of(pid);
     let unanswered = starts.lock().expect("starts").len() as u64;
     run.errors += unanswered;
@@ -1010,6 +1033,146 @@ async fn stdio_run(path: &Path, options: &Options) -> Result<StdioRun, String> {
     let _ = writer.await;
     let _ = child.kill().await;
     Ok(run)
+}
+
+/// Instructions per `tools/call echo` over stdio under callgrind, `--window`
+/// calls in flight: the whole call, then what runs under the two functions
+/// the transport hands a call to, each counted alone
+/// (`--toggle-collect`); what is left is the transport's own share.
+async fn stdio_instructions(options: &Options) -> Result<(), String> {
+    let n = options.requests;
+    let path = binary("toolwire-echo")?;
+    println!(
+        "## toolwire over stdio: instructions per call (user space, callgrind; {n} calls of \
+         tools/call echo, {} in flight, after 100 of warm-up)\n",
+        options.window
+    );
+    let whole = stdio_callgrind(&path, None, n, options.window).await?;
+    let parse = stdio_callgrind(&path, Some(STDIO_PARSE), n, options.window).await?;
+    let serve = stdio_callgrind(&path, Some(STDIO_SERVE), n, options.window).await?;
+    let rest = whole.saturating_sub(parse + serve);
+    println!("| part | instructions per call |");
+    println!("|---|---:|");
+    println!("| whole call | {} |", thousands(whole / n));
+    println!(
+        "| parsing the line (`{STDIO_PARSE}`) | {} |",
+        thousands(parse / n)
+    );
+    println!(
+        "| serving it: dispatcher, handler, reply encoding (`{STDIO_SERVE}`) | {} |",
+        thousands(serve / n)
+    );
+    println!(
+        "| transport: reading, framing, queue, writing, the runtime (the rest) | {} |",
+        thousands(rest / n)
+    );
+    println!();
+    Ok(())
+}
+
+/// The function that parses each line read over stdio.
+const STDIO_PARSE: &str = "toolwire_protocol::jsonrpc::Message::from_slice";
+/// The function under which the stdio transport serves a request (its
+/// first poll; echo calls end in it).
+const STDIO_SERVE: &str = "toolwire_server::transport::stdio::serve_now";
+
+/// Runs `toolwire-echo --stdio` under callgrind, sends 100 calls, zeroes
+/// the counters, sends `n` more with `window` in flight and returns the
+/// instructions they took: all of them, or with `only`, those under that
+/// function.
+async fn stdio_callgrind(
+    binary: &Path,
+    only: Option<&str>,
+    n: u64,
+    window: usize,
+) -> Result<u64, String> {
+    let dir = std::env::temp_dir().join(format!("toolwire-bench-stdio-cg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut valgrind = tokio::process::Command::new("valgrind");
+    valgrind.arg("--tool=callgrind").arg(format!(
+        "--callgrind-out-file={}",
+        dir.join("callgrind.out").display()
+    ));
+    if let Some(function) = only {
+        valgrind
+            .arg("--collect-atstart=no")
+            .arg(format!("--toggle-collect={function}"));
+    }
+    let mut child = valgrind
+        .arg(binary)
+        .arg("--stdio")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("could not run valgrind (is it installed?): {e}"))?;
+    let pid = child.id().ok_or("valgrind exited at once")?.to_string();
+    let mut stdin = BufWriter::new(child.stdin.take().ok_or("no stdin")?);
+    let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?).lines();
+    let outcome = async {
+        pipelined_calls(&mut stdin, &mut stdout, 1, 100, window).await?;
+        control("-z", &pid)?;
+        pipelined_calls(&mut stdin, &mut stdout, 101, n, window).await?;
+        control("-d", &pid)?;
+        last_dump_total(&dir)
+    }
+    .await;
+    let _ = child.kill().await;
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
+/// Sends echo calls `first..first + n` with at most `window` in flight and
+/// checks every reply; at most 10 minutes in all (callgrind is slow).
+async fn pipelined_calls(
+    stdin: &mut BufWriter<tokio::process::ChildStdin>,
+    stdout: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    first: u64,
+    n: u64,
+    window: usize,
+) -> Result<(), String> {
+    let window = Semaphore::new(window);
+    let sending = async {
+        for id in first..first + n {
+            let permit = match window.try_acquire() {
+                Ok(permit) => permit,
+                Err(_) => {
+                    stdin.flush().await.map_err(|e| e.to_string())?;
+                    window.acquire().await.map_err(|e| e.to_string())?
+                }
+            };
+            permit.forget();
+            let mut line = Workload::Echo.body(id);
+            line.push('\n');
+            stdin
+                .write_all(line.as_bytes())
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        stdin.flush().await.map_err(|e| e.to_string())
+    };
+    let receiving = async {
+        for _ in 0..n {
+            let line = stdout
+                .next_line()
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or("the server closed stdout")?;
+            let id = serde_json::from_str::<IdOnly>(&line)
+                .ok()
+                .and_then(|m| m.id)
+                .ok_or_else(|| format!("unexpected line: {line}"))?;
+            Workload::Echo.check_message(id, line.as_bytes())?;
+            window.add_permits(1);
+        }
+        Ok::<(), String>(())
+    };
+    let both = async { tokio::try_join!(sending, receiving) };
+    tokio::time::timeout(Duration::from_secs(600), both)
+        .await
+        .map_err(|_| "no end within 10 minutes under callgrind".to_owned())??;
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------
@@ -1648,7 +1811,11 @@ async fn toolwire_instructions(options: &Options) -> Result<(), String> {
     let path = binary("toolwire-echo")?;
     for (args, workload) in cases {
         let count = callgrind_count(&path, &args, workload, n, None).await?;
-        println!("| {} | {} |", workload.label(), thousands(count.instructions / n));
+        println!(
+            "| {} | {} |",
+            workload.label(),
+            thousands(count.instructions / n)
+        );
     }
     println!();
     Ok(())

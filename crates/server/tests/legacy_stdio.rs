@@ -25,6 +25,21 @@ async fn confirm(_: NoArgs, cx: RequestContext) -> Result<String, ToolError> {
     })
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct AskArgs {
+    question: String,
+}
+
+/// Asks the client `question`; says what it answered.
+async fn ask(args: AskArgs, cx: RequestContext) -> Result<String, ToolError> {
+    let answer = cx.elicit_form("answer", &args.question, json!({"type": "object"}))?;
+    Ok(format!(
+        "{} {}",
+        args.question,
+        json!(answer.action).as_str().unwrap_or("?")
+    ))
+}
+
 fn builder() -> ServerBuilder {
     Server::builder("legacy-test", "1.0.0")
         .tool(
@@ -46,6 +61,7 @@ fn builder() -> ServerBuilder {
                 "done"
             }),
         )
+        .tool(ToolBuilder::new("ask").handler(ask))
 }
 
 fn initialize(id: i64, version: &str) -> Value {
@@ -123,7 +139,7 @@ async fn a_session_lists_and_calls_without_meta_and_results_carry_no_modern_fiel
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["echo", "confirm", "steps", "chatty"]);
+    assert_eq!(names, ["echo", "confirm", "steps", "chatty", "ask"]);
     for field in ["resultType", "ttlMs", "cacheScope", "_meta"] {
         assert!(list["result"].get(field).is_none(), "{field} in {list}");
     }
@@ -342,5 +358,62 @@ async fn a_client_that_declared_no_elicitation_is_told_so() {
         "no elicitation request was sent: {refused}"
     );
     assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    stdio.close().await;
+}
+
+/// Several calls that ask the client at once, sent in one chunk with a
+/// quick call: the quick call is not held up, and answers given in reverse
+/// order reach the calls that asked.
+#[tokio::test]
+async fn concurrent_elicitations_are_matched_to_their_calls() {
+    let mut stdio = open(builder().build().unwrap()).await;
+    let mut bytes = Vec::new();
+    for message in [
+        legacy(
+            40,
+            "tools/call",
+            json!({"name": "ask", "arguments": {"question": "tea?"}}),
+        ),
+        legacy(
+            41,
+            "tools/call",
+            json!({"name": "ask", "arguments": {"question": "cake?"}}),
+        ),
+        legacy(
+            42,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "quick"}}),
+        ),
+    ] {
+        serde_json::to_writer(&mut bytes, &message).unwrap();
+        bytes.push(b'\n');
+    }
+    stdio.send_raw(&bytes).await;
+    let mut asks = std::collections::HashMap::new();
+    for _ in 0..3 {
+        let line = stdio.next().await;
+        if line["method"] == "elicitation/create" {
+            asks.insert(
+                line["params"]["message"].as_str().unwrap().to_owned(),
+                line["id"].clone(),
+            );
+        } else {
+            assert_eq!(
+                line,
+                json!({"jsonrpc": "2.0", "id": 42, "result": {"content": [{"type": "text", "text": "quick"}]}})
+            );
+        }
+    }
+    let answer = |question: &str, action: &str| json!({"jsonrpc": "2.0", "id": asks[question], "result": {"action": action}});
+    stdio.send(&answer("cake?", "accept")).await;
+    assert_eq!(
+        stdio.next().await,
+        json!({"jsonrpc": "2.0", "id": 41, "result": {"content": [{"type": "text", "text": "cake? accept"}]}})
+    );
+    stdio.send(&answer("tea?", "decline")).await;
+    assert_eq!(
+        stdio.next().await,
+        json!({"jsonrpc": "2.0", "id": 40, "result": {"content": [{"type": "text", "text": "tea? decline"}]}})
+    );
     stdio.close().await;
 }
