@@ -78,9 +78,7 @@ impl Decoder for LineCodec {
         loop {
             // Never look further than one byte past the limit.
             let horizon = buf.len().min(self.max_length.saturating_add(1));
-            let found = buf[self.searched..horizon]
-                .iter()
-                .position(|b| *b == b'\n')
+            let found = memchr::memchr(b'\n', &buf[self.searched..horizon])
                 .map(|offset| self.searched + offset);
             match (self.discarding, found) {
                 (true, Some(end)) => {
