@@ -11,6 +11,7 @@
 #   bench/run.sh sessions        # 10,000 legacy sessions, their expiry, a second wave (about 1.5 minutes)
 #   bench/run.sh instructions    # callgrind instructions per request (needs valgrind)
 #   bench/run.sh toolwire-instructions   # only the toolwire rows of it (no peer built)
+#   bench/run.sh toolwire-growth  # callgrind: a call and a list page with 10 to 10,000 tools registered
 #   bench/run.sh stdio-instructions      # callgrind: echo over stdio, split into parsing, serving, transport
 #   bench/run.sh gateway-instructions   # callgrind: echo directly vs through `toolwire gateway` (TOOLWIRE_BIN)
 #   bench/run.sh soak --duration 120   # soak `toolwire serve` (default 600 s; build toolwire-cli first)

@@ -157,6 +157,7 @@ fn main() {
             "sessions" => sessions(&options).await,
             "instructions" => instructions(&options).await,
             "toolwire-instructions" => toolwire_instructions(&options).await,
+            "toolwire-growth" => toolwire_growth(&options).await,
             "stdio-instructions" => stdio_instructions(&options).await,
             "redis-instructions" => redis_instructions(&options).await,
             "gateway-instructions" => gateway_instructions(&options).await,
@@ -1816,6 +1817,37 @@ async fn toolwire_instructions(options: &Options) -> Result<(), String> {
             workload.label(),
             thousands(count.instructions / n)
         );
+    }
+    println!();
+    Ok(())
+}
+
+/// How the cost of a call and of one list page grows with the number of
+/// tools registered: tools/call echo with 10, 1,000 and 10,000 tools, and
+/// the first tools/list page (100 tools) with 100, 1,000 and 10,000.
+async fn toolwire_growth(options: &Options) -> Result<(), String> {
+    let n = options.requests;
+    println!(
+        "## toolwire: instructions per request by tools registered (callgrind; {n} requests after 100 of warm-up)\n"
+    );
+    println!("| request | tools registered | instructions per request |");
+    println!("|---|---:|---:|");
+    let path = binary("toolwire-echo")?;
+    let cases = [
+        (Workload::Echo, [10, 1_000, 10_000]),
+        (Workload::ToolsList, [LIST_TOOLS, 1_000, 10_000]),
+    ];
+    for (workload, sizes) in cases {
+        for tools in sizes {
+            let args = vec!["--fillers".to_owned(), (tools - REAL_TOOLS).to_string()];
+            let count = callgrind_count(&path, &args, workload, n, None).await?;
+            println!(
+                "| {} | {} | {} |",
+                workload.label(),
+                thousands(tools as u64),
+                thousands(count.instructions / n)
+            );
+        }
     }
     println!();
     Ok(())

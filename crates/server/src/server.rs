@@ -582,22 +582,35 @@ impl ServerBuilder {
             .change_feed
             .unwrap_or_else(|| Arc::new(InMemoryChangeFeed::new()));
         let feed = || Arc::clone(&changes);
+        let states = &self.states;
         let registry = Registry::new(feed(), Some(Change::ToolsListChanged));
-        for tool in self.tools {
-            registry.add(RegisteredTool::compile(tool, &self.states)?)?;
-        }
+        registry.add_all(
+            self.tools
+                .into_iter()
+                .map(|tool| RegisteredTool::compile(tool, states))
+                .collect::<Result<_, _>>()?,
+        )?;
         let prompts = Registry::new(feed(), Some(Change::PromptsListChanged));
-        for prompt in self.prompts {
-            prompts.add(compile_prompt(prompt)?)?;
-        }
+        prompts.add_all(
+            self.prompts
+                .into_iter()
+                .map(compile_prompt)
+                .collect::<Result<_, _>>()?,
+        )?;
         let resources = Registry::new(feed(), Some(Change::ResourcesListChanged));
-        for resource in self.resources {
-            resources.add(compile_resource(resource)?)?;
-        }
+        resources.add_all(
+            self.resources
+                .into_iter()
+                .map(compile_resource)
+                .collect::<Result<_, _>>()?,
+        )?;
         let templates = Registry::new(feed(), Some(Change::ResourcesListChanged));
-        for template in self.templates {
-            templates.add(compile_template(template)?)?;
-        }
+        templates.add_all(
+            self.templates
+                .into_iter()
+                .map(compile_template)
+                .collect::<Result<_, _>>()?,
+        )?;
         let mut keys = self.config.state_keys.clone();
         if keys.is_empty() {
             tracing::warn!(

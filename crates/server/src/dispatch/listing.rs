@@ -1,7 +1,5 @@
 //! The `*/list` methods: one page of what the caller may see.
 
-use std::sync::Arc;
-
 use toolwire_protocol::{CacheScope, ErrorObject, PaginatedRequestParams};
 
 use crate::context::RequestContext;
@@ -26,14 +24,14 @@ impl Server {
             Some(cursor) => Some(pagination::decode_cursor(cursor)?),
             None => None,
         };
-        let enabled = registry.enabled_numbered();
-        let scoped = enabled.iter().any(|(_, e)| !e.required_scopes().is_empty());
-        let visible: Vec<(u64, Arc<T>)> = enabled
-            .into_iter()
-            .filter(|(_, e)| e.permits(cx.principal()))
-            .collect();
+        let snapshot = registry.snapshot();
+        let scoped = snapshot.any_entry(|e| !e.required_scopes().is_empty());
+        let visible = snapshot
+            .after(after)
+            .iter()
+            .filter(|slot| slot.enabled && slot.item.permits(cx.principal()));
         let config = &self.inner.config;
-        let (items, next_cursor) = pagination::page(&visible, after, config.page_size);
+        let (items, next_cursor) = pagination::page(visible, config.page_size);
         let mut hint = registry.list_cache().unwrap_or(config.list_cache);
         if scoped || cx.principal().is_authenticated() {
             hint.scope = CacheScope::Private;

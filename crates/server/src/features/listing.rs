@@ -31,6 +31,12 @@ pub(crate) trait Listed: Named {
     /// Appends the entry's definition, as listed, encoded as JSON.
     fn write_listed(&self, out: &mut Vec<u8>);
 
+    /// About how many bytes [`Listed::write_listed`] appends (exact when
+    /// the encoding is kept), so a page's buffer is sized once.
+    fn listed_len(&self) -> usize {
+        256
+    }
+
     /// True when `principal` may see and use the entry.
     fn permits(&self, principal: &Principal) -> bool {
         self.required_scopes()
@@ -88,6 +94,10 @@ impl Listed for RegisteredTool {
     fn write_listed(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.encoded.as_bytes());
     }
+
+    fn listed_len(&self) -> usize {
+        self.encoded.len()
+    }
 }
 
 /// Implements [`Listed`] for a registered entry from its `definition` and
@@ -123,6 +133,7 @@ listed_definitions! {
 pub(crate) trait ListingEntry: Send + Sync {
     fn value(&self) -> Value;
     fn write(&self, out: &mut Vec<u8>);
+    fn encoded_len(&self) -> usize;
 }
 
 impl<T: Listed + Send + Sync> ListingEntry for T {
@@ -132,6 +143,10 @@ impl<T: Listed + Send + Sync> ListingEntry for T {
 
     fn write(&self, out: &mut Vec<u8>) {
         self.write_listed(out);
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.listed_len()
     }
 }
 
@@ -199,6 +214,14 @@ impl Listing {
     }
 
     fn write_entries(&self, out: &mut Vec<u8>) {
+        // One allocation for the page, not a doubling (and copy) per size.
+        out.reserve(
+            2 + self
+                .entries
+                .iter()
+                .map(|e| e.encoded_len() + 1)
+                .sum::<usize>(),
+        );
         out.push(b'[');
         for (index, entry) in self.entries.iter().enumerate() {
             if index > 0 {

@@ -1,6 +1,7 @@
 //! The tool registry: compiled, ordered, and changeable while the server runs.
 
-use std::sync::{Arc, RwLock};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
 
 use serde_json::Value;
 use toolwire_protocol::Tool;
@@ -227,10 +228,67 @@ impl<T> Clone for Slot<T> {
     }
 }
 
+/// The entries of a registry at one moment: in registration order, with an
+/// index by name, so that a lookup or a list page costs the same with ten
+/// entries or ten thousand.
+pub(crate) struct Snapshot<T> {
+    slots: Vec<Slot<T>>,
+    /// Each entry's position in `slots`, by name.
+    by_name: HashMap<String, usize>,
+    /// Whether any entry answers true to the question asked the first time
+    /// (the list asks whether any requires scopes), kept for the snapshot.
+    any: OnceLock<bool>,
+}
+
+impl<T: Named> Snapshot<T> {
+    fn new(slots: Vec<Slot<T>>) -> Self {
+        let by_name = slots
+            .iter()
+            .enumerate()
+            .map(|(at, slot)| (slot.item.key().to_owned(), at))
+            .collect();
+        Snapshot {
+            slots,
+            by_name,
+            any: OnceLock::new(),
+        }
+    }
+
+    /// The slot of the entry named `name`.
+    pub fn slot(&self, name: &str) -> Option<&Slot<T>> {
+        self.by_name.get(name).map(|at| &self.slots[*at])
+    }
+
+    /// The slots after the entry numbered `after` (all when `None`).
+    pub fn after(&self, after: Option<u64>) -> &[Slot<T>] {
+        let start = match after {
+            Some(after) => self.slots.partition_point(|slot| slot.seq <= after),
+            None => 0,
+        };
+        &self.slots[start..]
+    }
+
+    /// Whether any entry, enabled or not, satisfies `test`; `test` must be
+    /// the same at every call (the answer is kept).
+    pub fn any_entry(&self, test: impl Fn(&T) -> bool) -> bool {
+        *self
+            .any
+            .get_or_init(|| self.slots.iter().any(|slot| test(&slot.item)))
+    }
+}
+
+impl<T> std::ops::Deref for Snapshot<T> {
+    type Target = [Slot<T>];
+
+    fn deref(&self) -> &[Slot<T>] {
+        &self.slots
+    }
+}
+
 /// An ordered set of named entries (tools, prompts, resources), swapped
 /// atomically on every change; each change is published to the feed.
 pub(crate) struct Registry<T> {
-    slots: RwLock<Arc<Vec<Slot<T>>>>,
+    slots: RwLock<Arc<Snapshot<T>>>,
     /// The number the next registered entry gets.
     next_seq: std::sync::atomic::AtomicU64,
     feed: Arc<dyn ChangeFeed>,
@@ -244,7 +302,7 @@ pub(crate) struct Registry<T> {
 impl<T: Named> Registry<T> {
     pub fn new(feed: Arc<dyn ChangeFeed>, change: Option<Change>) -> Self {
         Registry {
-            slots: RwLock::new(Arc::new(Vec::new())),
+            slots: RwLock::new(Arc::new(Snapshot::new(Vec::new()))),
             next_seq: std::sync::atomic::AtomicU64::new(0),
             feed,
             change,
@@ -263,17 +321,8 @@ impl<T: Named> Registry<T> {
     }
 
     /// A consistent snapshot of every entry, in registration order.
-    pub fn snapshot(&self) -> Arc<Vec<Slot<T>>> {
+    pub fn snapshot(&self) -> Arc<Snapshot<T>> {
         Arc::clone(&self.slots.read().expect("registry lock"))
-    }
-
-    /// The enabled entries with their numbers, in order.
-    pub fn enabled_numbered(&self) -> Vec<(u64, Arc<T>)> {
-        self.snapshot()
-            .iter()
-            .filter(|s| s.enabled)
-            .map(|s| (s.seq, Arc::clone(&s.item)))
-            .collect()
     }
 
     /// The enabled entries, in order.
@@ -288,8 +337,8 @@ impl<T: Named> Registry<T> {
     /// The enabled entry named `name`.
     pub fn get(&self, name: &str) -> Option<Arc<T>> {
         self.snapshot()
-            .iter()
-            .find(|s| s.enabled && s.item.key() == name)
+            .slot(name)
+            .filter(|s| s.enabled)
             .map(|s| Arc::clone(&s.item))
     }
 
@@ -322,6 +371,35 @@ impl<T: Named> Registry<T> {
                 enabled: true,
                 seq,
             });
+            Ok(())
+        })
+    }
+
+    /// Adds entries at the end, in order, in one change (one snapshot, not
+    /// one per entry); fails on the first duplicate name, adding nothing.
+    pub fn add_all(&self, items: Vec<T>) -> Result<(), RegistrationError> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        self.edit(|slots| {
+            let mut names: std::collections::HashSet<String> =
+                slots.iter().map(|s| s.item.key().to_owned()).collect();
+            for item in items {
+                if !names.insert(item.key().to_owned()) {
+                    return Err(RegistrationError::Duplicate {
+                        kind: T::KIND,
+                        tool: item.key().to_owned(),
+                    });
+                }
+                let seq = self
+                    .next_seq
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                slots.push(Slot {
+                    item: Arc::new(item),
+                    enabled: true,
+                    seq,
+                });
+            }
             Ok(())
         })
     }
@@ -359,9 +437,9 @@ impl<T: Named> Registry<T> {
     {
         {
             let mut guard = self.slots.write().expect("registry lock");
-            let mut slots = Vec::clone(&guard);
+            let mut slots = guard.slots.clone();
             change(&mut slots)?;
-            *guard = Arc::new(slots);
+            *guard = Arc::new(Snapshot::new(slots));
         }
         self.touch();
         Ok(())
