@@ -11,6 +11,8 @@
 //! is closed when no request head arrives in that time; a peer that stops
 //! answering pings ([`PING_INTERVAL`], [`PING_TIMEOUT`]) is dropped.
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -65,6 +67,9 @@ pub(super) const PING_INTERVAL: Duration = Duration::from_secs(30);
 /// [`PING_INTERVAL`] + this.
 pub(super) const PING_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// A stream's reply, as hyper's HTTP/2 server awaits it.
+type BoxFuture<T> = Pin<Box<dyn Future<Output = Result<T, Infallible>> + Send>>;
+
 /// What a connection's first bytes say it speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Protocol {
@@ -115,10 +120,16 @@ pub(super) async fn serve(
     let service = hyper::service::service_fn(move |request| {
         let guard = OpenStream::new(Arc::clone(&open));
         let reply = route(&router, peer, request);
-        async move {
+        // hyper spawns a task per stream that holds this future until the
+        // reply's head is ready, then the body for the stream's life. Boxed,
+        // the future (the request and the router's state, about 600 bytes)
+        // is freed once the reply starts, instead of sizing every stream's
+        // task for as long as it streams.
+        let reply: BoxFuture<_> = Box::pin(async move {
             let response = reply.await?;
-            Ok::<_, std::convert::Infallible>(response.map(|body| Tracked { body, _open: guard }))
-        }
+            Ok(response.map(|body| Tracked { body, _open: guard }))
+        });
+        reply
     });
     let connection = builder().serve_connection(TokioIo::new(stream), service);
     let mut connection = std::pin::pin!(connection);
