@@ -1,9 +1,11 @@
 //! Shared pieces of the toolwire benchmarks: the requests a 2026-07-28
 //! client sends and the checks on what comes back ([`workload`]), the
 //! toolwire server every toolwire figure is taken from ([`servers`]), the
-//! HTTP load generator ([`loadgen`]), server processes and their memory
-//! ([`process`]), and the tables ([`report`]).
+//! HTTP load generator ([`loadgen`]), open listen streams ([`listen`]),
+//! server processes and their memory ([`process`]), and the tables
+//! ([`report`]).
 
+pub mod listen;
 pub mod loadgen;
 pub mod process;
 pub mod report;

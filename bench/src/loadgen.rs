@@ -419,6 +419,24 @@ pub async fn connect(addr: SocketAddr) -> Result<Sender, String> {
     Ok(sender)
 }
 
+/// One HTTP/2 connection's request handle (cloned for each stream).
+pub type H2Sender = hyper::client::conn::http2::SendRequest<Full<Bytes>>;
+
+/// Opens one HTTP/2 connection with prior knowledge (h2c) to `addr`.
+pub async fn connect_h2(addr: SocketAddr) -> Result<H2Sender, String> {
+    let stream = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    let (sender, connection) =
+        hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+            .handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| e.to_string())?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
 /// A `POST /mcp` as a 2025-11-25 client sends it: JSON body, both media
 /// types accepted, and (after `initialize`) its session and protocol version.
 pub fn legacy_request(

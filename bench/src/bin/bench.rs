@@ -4,9 +4,14 @@
 //! bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|
 //!        toolwire-instructions|stdio-instructions|redis-instructions|gateway-instructions]
 //!       [--rounds N] [--duration SECS] [--warmup SECS] [--connections N]
-//!       [--window N] [--streams N] [--requests N] [--session-count N]
+//!       [--window N] [--streams N] [--h2-connections N] [--requests N] [--session-count N]
 //!       [--idle-timeout SECS] [--waves N]
 //! ```
+//!
+//! `listen` opens `--streams` (10,000) `subscriptions/listen` streams twice,
+//! each time against a fresh server: one HTTP/1.1 connection per stream,
+//! then spread over `--h2-connections` (100) HTTP/2 connections; it reads
+//! the server's RSS before, with the streams open and after closing them.
 //!
 //! `sessions` opens `--session-count` (10,000) 2025-11-25 sessions, lets
 //! them expire (`--idle-timeout`, 20 s), checks their ids answer 404 and
@@ -37,16 +42,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::header;
-use http::{Method, Request};
-use http_body_util::{BodyExt, Full};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::Semaphore;
-use toolwire_bench::loadgen::{self, LoadConfig, new_histogram};
+use toolwire_bench::listen;
+use toolwire_bench::loadgen::{self, H2Sender, LoadConfig, new_histogram};
 use toolwire_bench::process::{Memory, RedisProcess, RedisStats, ServerProcess, binary, cpu_time};
 use toolwire_bench::report::{self, Row, Sample, mib};
 use toolwire_bench::servers::REAL_TOOLS;
-use toolwire_bench::workload::{LIST_TOOLS, PATH, PROTOCOL_VERSION, Workload};
+use toolwire_bench::workload::{LIST_TOOLS, PATH, Workload};
 
 /// Settings shared by the scenarios.
 #[derive(Debug, Clone)]
@@ -57,6 +60,7 @@ struct Options {
     connections: usize,
     window: usize,
     streams: usize,
+    h2_connections: usize,
     requests: u64,
     session_count: usize,
     idle_timeout: Duration,
@@ -72,6 +76,7 @@ impl Default for Options {
             connections: 32,
             window: 64,
             streams: 10_000,
+            h2_connections: 100,
             requests: 1_000,
             session_count: 10_000,
             idle_timeout: Duration::from_secs(20),
@@ -90,7 +95,7 @@ struct Variant {
 
 const USAGE: &str = "usage: bench [compare|sse|list|schema|legacy|redis|gateway|stdio|listen|sessions|all|instructions|toolwire-instructions|stdio-instructions|redis-instructions|gateway-instructions] \
 [--rounds N] [--duration SECS] [--warmup SECS] [--connections N] [--window N] [--streams N] \
-[--requests N] [--session-count N] [--idle-timeout SECS] [--waves N]";
+[--h2-connections N] [--requests N] [--session-count N] [--idle-timeout SECS] [--waves N]";
 
 fn parse_args() -> Result<(String, Options), String> {
     let mut command = "compare".to_owned();
@@ -112,6 +117,9 @@ fn parse_args() -> Result<(String, Options), String> {
             "--connections" => options.connections = value("--connections")?.max(1.0) as usize,
             "--window" => options.window = value("--window")?.max(1.0) as usize,
             "--streams" => options.streams = value("--streams")?.max(1.0) as usize,
+            "--h2-connections" => {
+                options.h2_connections = value("--h2-connections")?.max(1.0) as usize
+            }
             "--requests" => options.requests = value("--requests")?.max(1.0) as u64,
             "--session-count" => {
                 options.session_count = value("--session-count")?.max(1.0) as usize
@@ -1177,7 +1185,42 @@ async fn pipelined_calls(
 }
 
 // ---------------------------------------------------------------------------
-// 10,000 open subscriptions/listen streams
+// 10,000 open subscriptions/listen streams, over HTTP/1.1 and over HTTP/2
+
+/// How the `listen` scenario's client reaches the server.
+#[derive(Debug, Clone, Copy)]
+enum ListenVia {
+    /// One HTTP/1.1 connection per stream.
+    Http1,
+    /// Streams spread evenly over this many h2c connections.
+    Http2 { connections: usize },
+}
+
+impl ListenVia {
+    fn label(self, streams: usize) -> String {
+        match self {
+            ListenVia::Http1 => "HTTP/1.1, one connection per stream".to_owned(),
+            ListenVia::Http2 { connections } => format!(
+                "HTTP/2 (h2c), {connections} connections, {} streams each",
+                streams.div_ceil(connections)
+            ),
+        }
+    }
+}
+
+/// What one run of the `listen` scenario saw.
+struct ListenRun {
+    label: String,
+    opened: usize,
+    failures: usize,
+    open_time: Duration,
+    idle: Memory,
+    before: Memory,
+    open: Memory,
+    closed: Memory,
+    warm_errors: u64,
+    sample_errors: Vec<String>,
+}
 
 async fn listen(options: &Options) -> Result<(), String> {
     let limit = toolwire_bench::raise_nofile_limit();
@@ -1188,6 +1231,58 @@ async fn listen(options: &Options) -> Result<(), String> {
             streams + 200
         ));
     }
+    let runs = [
+        listen_run(options, ListenVia::Http1).await?,
+        listen_run(
+            options,
+            ListenVia::Http2 {
+                connections: options.h2_connections.min(streams),
+            },
+        )
+        .await?,
+    ];
+    println!("## toolwire: {streams} open subscriptions/listen streams\n");
+    println!(
+        "| client | streams open | failed | time to open | RSS idle MiB | RSS before MiB | RSS with streams open MiB | growth MiB | bytes per stream | anon bytes per stream | RSS after closing MiB | peak RSS MiB |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for run in &runs {
+        let grown = run.open.rss.saturating_sub(run.before.rss);
+        let anon_grown = run.open.anon.saturating_sub(run.before.anon);
+        let per_stream = |bytes: u64| bytes as f64 / run.opened.max(1) as f64;
+        println!(
+            "| {} | {} | {} | {:.1} s | {} | {} | {} | {} | {:.0} | {:.0} | {} | {} |",
+            run.label,
+            run.opened,
+            run.failures,
+            run.open_time.as_secs_f64(),
+            mib(run.idle.rss),
+            mib(run.before.rss),
+            mib(run.open.rss),
+            mib(grown),
+            per_stream(grown),
+            per_stream(anon_grown),
+            mib(run.closed.rss),
+            mib(run.closed.peak),
+        );
+    }
+    println!();
+    for run in &runs {
+        if run.warm_errors > 0 {
+            println!("  {}: warm-up errors: {}", run.label, run.warm_errors);
+        }
+        for error in &run.sample_errors {
+            println!("  {}: error: {error}", run.label);
+        }
+    }
+    Ok(())
+}
+
+/// Starts a fresh server, warms it up, opens `--streams` listen streams
+/// `via` HTTP/1.1 or HTTP/2 and reads its memory before, with them open,
+/// and after closing them.
+async fn listen_run(options: &Options, via: ListenVia) -> Result<ListenRun, String> {
+    let streams = options.streams;
     let path = binary("toolwire-echo")?;
     let server = ServerProcess::start(
         &path,
@@ -1208,41 +1303,45 @@ async fn listen(options: &Options) -> Result<(), String> {
         counters: Vec::new(),
     })
     .await;
+    let mut warm_errors = warm.errors;
+    // And a few streams opened and closed the same way, so that the code
+    // they run is already paged in.
+    let warm_senders = h2_senders(server.addr, via).await?;
+    for id in 0..8 {
+        if listen::open(server.addr, &warm_senders, id).await.is_err() {
+            warm_errors += 1;
+        }
+    }
+    drop(warm_senders);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = server.memory();
 
+    let senders = h2_senders(server.addr, via).await?;
     let opened_at = Instant::now();
     let mut held = Vec::with_capacity(streams);
     let mut failures = 0usize;
     let mut sample_errors: Vec<String> = Vec::new();
     const BATCH: usize = 250;
-    let mut next_id = 1u64;
+    let mut next_id = 1_000u64;
     while held.len() + failures < streams {
         let count = BATCH.min(streams - held.len() - failures);
         let mut batch = Vec::with_capacity(count);
         for _ in 0..count {
-            let addr = server.addr;
-            let id = next_id;
+            let opening = listen::open(server.addr, &senders, next_id);
             next_id += 1;
             batch.push(tokio::spawn(async move {
-                tokio::time::timeout(Duration::from_secs(20), open_listen(addr, id))
+                tokio::time::timeout(Duration::from_secs(20), opening)
                     .await
                     .unwrap_or_else(|_| Err("listen stream did not open within 20 s".into()))
             }));
         }
         for task in batch {
-            match task.await {
-                Ok(Ok(stream)) => held.push(stream),
-                Ok(Err(error)) => {
-                    failures += 1;
-                    if sample_errors.len() < 5 {
-                        sample_errors.push(error);
-                    }
-                }
+            match task.await.map_err(|e| e.to_string()).and_then(|r| r) {
+                Ok(stream) => held.push(stream),
                 Err(error) => {
                     failures += 1;
                     if sample_errors.len() < 5 {
-                        sample_errors.push(error.to_string());
+                        sample_errors.push(error);
                     }
                 }
             }
@@ -1253,111 +1352,30 @@ async fn listen(options: &Options) -> Result<(), String> {
     let open = server.memory();
     let opened = held.len();
     drop(held);
+    drop(senders);
     tokio::time::sleep(Duration::from_secs(2)).await;
     let closed = server.memory();
     server.stop();
-
-    let grown = open.rss.saturating_sub(before.rss);
-    let per_stream = if opened > 0 {
-        grown as f64 / opened as f64
-    } else {
-        0.0
-    };
-    println!(
-        "## toolwire: {streams} open subscriptions/listen streams (one HTTP/1.1 connection each)\n"
-    );
-    println!(
-        "| streams open | failed | time to open | RSS idle MiB | RSS before MiB | RSS with streams open MiB | growth MiB | bytes per stream | RSS after closing MiB | peak RSS MiB |"
-    );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    println!(
-        "| {opened} | {failures} | {:.1} s | {} | {} | {} | {} | {:.0} | {} | {} |",
-        open_time.as_secs_f64(),
-        mib(idle.rss),
-        mib(before.rss),
-        mib(open.rss),
-        mib(grown),
-        per_stream,
-        mib(closed.rss),
-        mib(closed.peak),
-    );
-    if warm.errors > 0 {
-        println!("  warm-up errors: {}", warm.errors);
-    }
-    for error in sample_errors {
-        println!("  error: {error}");
-    }
-    println!();
-    Ok(())
+    Ok(ListenRun {
+        label: via.label(streams),
+        opened,
+        failures,
+        open_time,
+        idle,
+        before,
+        open,
+        closed,
+        warm_errors,
+        sample_errors,
+    })
 }
 
-/// What keeps one listen stream open: its connection and its response body.
-type OpenStream = (
-    hyper::client::conn::http1::SendRequest<Full<Bytes>>,
-    hyper::body::Incoming,
-);
-
-/// Opens one `subscriptions/listen` stream and waits for its first event.
-async fn open_listen(addr: std::net::SocketAddr, id: u64) -> Result<OpenStream, String> {
-    let mut sender = loadgen::connect(addr).await?;
-    let body = format!(
-        concat!(
-            r#"{{"jsonrpc":"2.0","id":{},"method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true}},"#,
-            r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
-            r#""io.modelcontextprotocol/clientCapabilities":{{}},"#,
-            r#""io.modelcontextprotocol/clientInfo":{{"name":"toolwire-bench","version":"0.1.0"}}}}}}}}"#
-        ),
-        id
-    );
-    let request = Request::builder()
-        .method(Method::POST)
-        .uri(PATH)
-        .header(header::HOST, addr.to_string())
-        .header(header::CONTENT_TYPE, "application/json")
-        .header(header::ACCEPT, "application/json, text/event-stream")
-        .header("mcp-protocol-version", PROTOCOL_VERSION)
-        .header("mcp-method", "subscriptions/listen")
-        .body(Full::new(Bytes::from(body)))
-        .map_err(|e| e.to_string())?;
-    sender.ready().await.map_err(|e| e.to_string())?;
-    let response = sender
-        .send_request(request)
-        .await
-        .map_err(|e| e.to_string())?;
-    let sse = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
-    if response.status() != 200 || !sse {
-        let status = response.status();
-        let text = response
-            .into_body()
-            .collect()
-            .await
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
-        return Err(format!(
-            "listen refused: HTTP {status}: {}",
-            String::from_utf8_lossy(&text)
-        ));
+/// The HTTP/2 connections `via` asks for (none for HTTP/1.1).
+async fn h2_senders(addr: std::net::SocketAddr, via: ListenVia) -> Result<Vec<H2Sender>, String> {
+    match via {
+        ListenVia::Http1 => Ok(Vec::new()),
+        ListenVia::Http2 { connections } => listen::h2_connections(addr, connections).await,
     }
-    let mut body = response.into_body();
-    // The first event is the acknowledgement; a few frames at most.
-    for _ in 0..16 {
-        match body.frame().await {
-            Some(Ok(frame)) => {
-                if frame
-                    .data_ref()
-                    .is_some_and(|d| d.windows(5).any(|w| w == b"data:"))
-                {
-                    return Ok((sender, body));
-                }
-            }
-            Some(Err(error)) => return Err(error.to_string()),
-            None => return Err("listen stream ended before its first event".into()),
-        }
-    }
-    Err("no event in the first frames of the listen stream".into())
 }
 
 // ---------------------------------------------------------------------------

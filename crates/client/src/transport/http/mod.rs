@@ -70,6 +70,7 @@ pub struct HttpTransportBuilder {
     oauth: Option<crate::auth::OAuth>,
     mode: ProtocolMode,
     era_hint: Option<Era>,
+    http2_prior_knowledge: bool,
 }
 
 impl HttpTransport {
@@ -83,6 +84,7 @@ impl HttpTransport {
             oauth: None,
             mode: ProtocolMode::Auto,
             era_hint: None,
+            http2_prior_knowledge: false,
         }
     }
 
@@ -138,6 +140,31 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// Speaks HTTP/2 from the first byte ("prior knowledge": h2c on an
+    /// `http://` URL; on `https://` the TLS handshake offers only `h2`)
+    /// instead of HTTP/1.1 (the default), so that concurrent requests and
+    /// `subscriptions/listen` streams share one connection instead of one
+    /// each. Only for a server known to speak HTTP/2 on that port, such as
+    /// toolwire's `HttpServer`; an HTTP/1.1-only server fails every request.
+    ///
+    /// It configures the client the transport builds: with
+    /// [`http_client`](Self::http_client), set reqwest's
+    /// `http2_prior_knowledge` on that client instead ([`build`](Self::build)
+    /// refuses both).
+    ///
+    /// ```
+    /// use toolwire_client::transport::HttpTransport;
+    /// let transport = HttpTransport::builder("http://127.0.0.1:8080/mcp")
+    ///     .http2_prior_knowledge()
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(transport);
+    /// ```
+    pub fn http2_prior_knowledge(mut self) -> Self {
+        self.http2_prior_knowledge = true;
+        self
+    }
+
     /// Checks the URL and headers and makes the transport.
     pub fn build(self) -> Result<HttpTransport, TransportError> {
         let url = reqwest::Url::parse(&self.url)
@@ -158,12 +185,15 @@ impl HttpTransportBuilder {
             .map(|v| crate::digest::short_hex(v.as_bytes()))
             .unwrap_or_default();
         let client = match self.client {
+            Some(_) if self.http2_prior_knowledge => {
+                return Err(TransportError::Io(
+                    "http2_prior_knowledge applies to the HTTP client the transport builds; \
+                     with http_client, set it on that reqwest client"
+                        .to_owned(),
+                ));
+            }
             Some(client) => client,
-            None => reqwest::Client::builder()
-                .use_rustls_tls()
-                .redirect(redirect::same_origin())
-                .build()
-                .map_err(|e| TransportError::Io(format!("cannot build HTTP client: {e}")))?,
+            None => default_client(self.http2_prior_knowledge)?,
         };
         Ok(HttpTransport {
             inner: Arc::new(HttpInner {
@@ -180,6 +210,19 @@ impl HttpTransportBuilder {
             }),
         })
     }
+}
+
+/// The reqwest client a transport builds when given none.
+fn default_client(http2_prior_knowledge: bool) -> Result<reqwest::Client, TransportError> {
+    let mut builder = reqwest::Client::builder()
+        .use_rustls_tls()
+        .redirect(redirect::same_origin());
+    if http2_prior_knowledge {
+        builder = builder.http2_prior_knowledge();
+    }
+    builder
+        .build()
+        .map_err(|e| TransportError::Io(format!("cannot build HTTP client: {e}")))
 }
 
 impl Transport for HttpTransport {

@@ -1,11 +1,13 @@
 //! The accept loop behind [`HttpServer`](crate::http::HttpServer): one
-//! HTTP/1.1 connection per task, served by hyper directly, with a deadline
-//! for each request's headers.
+//! connection per task, HTTP/1.1 or HTTP/2 with prior knowledge (told apart
+//! by the connection's first bytes, see [`h2c`](super::h2c)), served by hyper
+//! directly, with a deadline for each request's headers.
 //!
 //! `axum::serve` would do, but its per-connection machinery (HTTP version
 //! detection, upgrades) held about 5 KB more per open connection (19.6 KB
 //! against 14.2 KB of RSS for an idle keep-alive connection, measured), which
-//! adds up with thousands of open `subscriptions/listen` streams.
+//! adds up with thousands of open `subscriptions/listen` streams. Peeking at
+//! the first bytes costs nothing per connection once it is decided.
 
 use std::future::Future;
 use std::io;
@@ -18,7 +20,11 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+use tokio::time::Instant;
 use tower::ServiceExt;
+use tower::util::Oneshot;
+
+use super::h2c::{self, Protocol};
 
 /// What every connection is served with.
 #[derive(Clone)]
@@ -61,19 +67,48 @@ impl Connections {
 
     async fn serve_one(
         self,
-        stream: TcpStream,
+        mut stream: TcpStream,
         peer: SocketAddr,
         mut closing: watch::Receiver<bool>,
     ) {
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
-        let router = self.router;
-        let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-            let mut request = request.map(axum::body::Body::new);
-            request.extensions_mut().insert(ConnectInfo(peer));
-            router.clone().oneshot(request)
-        });
+        // The wait for the first bytes counts against the header read timeout.
+        let deadline = Instant::now() + self.header_read_timeout;
+        match first_bytes(&stream, peer, deadline, &mut closing).await {
+            Some(Protocol::Http1) => self.serve_http1(&mut stream, peer, &mut closing).await,
+            Some(Protocol::Http2) => {
+                let timeout = self.header_read_timeout;
+                // Boxed: inline, its state (about twice HTTP/1.1's) would
+                // make every connection's task that large.
+                Box::pin(h2c::serve(
+                    stream,
+                    self.router,
+                    peer,
+                    closing,
+                    timeout,
+                    deadline,
+                ))
+                .await;
+            }
+            None => {}
+        }
+    }
+
+    /// Serves an HTTP/1.1 connection. It borrows what `serve_one` holds
+    /// anyway, so that the task does not keep two copies.
+    async fn serve_http1(
+        &self,
+        stream: &mut TcpStream,
+        peer: SocketAddr,
+        closing: &mut watch::Receiver<bool>,
+    ) {
+        let router = &self.router;
+        let service = hyper::service::service_fn(move |request| route(router, peer, request));
+        // hyper applies one timeout to every request head, the first one
+        // included: a client whose first bytes began like the HTTP/2
+        // preface (`P`, `PR`, ...) and then stalled gets it once more.
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(self.header_read_timeout)
@@ -87,7 +122,44 @@ impl Connections {
     }
 }
 
-fn log_end(result: Result<(), hyper::Error>) {
+/// Which protocol the connection speaks, told by its first bytes; `None`
+/// when it closed, failed, or sent too little by `deadline`, or when the
+/// server is closing.
+async fn first_bytes(
+    stream: &TcpStream,
+    peer: SocketAddr,
+    deadline: Instant,
+    closing: &mut watch::Receiver<bool>,
+) -> Option<Protocol> {
+    let sniffed = tokio::select! {
+        sniffed = tokio::time::timeout_at(deadline, h2c::sniff(stream)) => sniffed,
+        _ = closing.wait_for(|closing| *closing) => return None,
+    };
+    match sniffed {
+        Ok(Ok(protocol)) => protocol,
+        Ok(Err(error)) => {
+            tracing::trace!(%error, "connection failed before its first request");
+            None
+        }
+        Err(_) => {
+            tracing::debug!(%peer, "no request within the header read timeout");
+            None
+        }
+    }
+}
+
+/// Hands `request` from `peer` to the router.
+pub(super) fn route(
+    router: &Router,
+    peer: SocketAddr,
+    request: hyper::Request<Incoming>,
+) -> Oneshot<Router, axum::extract::Request> {
+    let mut request = request.map(axum::body::Body::new);
+    request.extensions_mut().insert(ConnectInfo(peer));
+    router.clone().oneshot(request)
+}
+
+pub(super) fn log_end(result: Result<(), hyper::Error>) {
     if let Err(error) = result {
         tracing::trace!(%error, "connection ended with an error");
     }

@@ -173,7 +173,9 @@ impl HttpConfig {
 
     /// How long a client may take to send a request's headers before
     /// [`HttpServer`](super::HttpServer) closes the connection (default 30 s), so that slow or
-    /// stalled clients cannot hold connections open for free. Applies to
+    /// stalled clients cannot hold connections open for free. An HTTP/2
+    /// connection is closed (GOAWAY) once it has had no open stream for
+    /// this long. Applies to
     /// [`HttpServer`](super::HttpServer) only: with [`router`](super::router), the server you mount it in
     /// decides.
     /// (A zero timeout is taken as 1 ms.)

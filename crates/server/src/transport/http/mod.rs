@@ -57,6 +57,14 @@
 //! # }
 //! ```
 //!
+//! [`HttpServer`] speaks HTTP/1.1 and, on the same port, HTTP/2 with prior
+//! knowledge (h2c: a connection that opens with the HTTP/2 preface), so a
+//! client or proxy can multiplex calls and listen streams on one connection.
+//! Every check above applies to each HTTP/2 stream as to each HTTP/1.1
+//! request; one connection carries at most 256 streams at once. A
+//! connection that does not finish its first bytes (or, over HTTP/2, has no
+//! open stream) within [`HttpConfig::header_read_timeout`] is closed.
+//!
 //! To add the endpoint to an existing axum app, merge [`router`] into it (and
 //! call [`Server::shutdown`] when the app shuts down gracefully, so that open
 //! `subscriptions/listen` streams end). A [`Principal`](crate::Principal) placed in the request's
@@ -67,6 +75,7 @@ mod accept;
 mod config;
 mod endpoint;
 mod event_log;
+mod h2c;
 mod headers;
 mod legacy;
 mod reply;
