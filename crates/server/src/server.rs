@@ -583,29 +583,33 @@ impl ServerBuilder {
             .unwrap_or_else(|| Arc::new(InMemoryChangeFeed::new()));
         let feed = || Arc::clone(&changes);
         let states = &self.states;
-        let registry = Registry::new(feed(), Some(Change::ToolsListChanged));
-        registry.add_all(
+        let registry = Registry::with_entries(
+            feed(),
+            Some(Change::ToolsListChanged),
             self.tools
                 .into_iter()
                 .map(|tool| RegisteredTool::compile(tool, states))
                 .collect::<Result<_, _>>()?,
         )?;
-        let prompts = Registry::new(feed(), Some(Change::PromptsListChanged));
-        prompts.add_all(
+        let prompts = Registry::with_entries(
+            feed(),
+            Some(Change::PromptsListChanged),
             self.prompts
                 .into_iter()
                 .map(compile_prompt)
                 .collect::<Result<_, _>>()?,
         )?;
-        let resources = Registry::new(feed(), Some(Change::ResourcesListChanged));
-        resources.add_all(
+        let resources = Registry::with_entries(
+            feed(),
+            Some(Change::ResourcesListChanged),
             self.resources
                 .into_iter()
                 .map(compile_resource)
                 .collect::<Result<_, _>>()?,
         )?;
-        let templates = Registry::new(feed(), Some(Change::ResourcesListChanged));
-        templates.add_all(
+        let templates = Registry::with_entries(
+            feed(),
+            Some(Change::ResourcesListChanged),
             self.templates
                 .into_iter()
                 .map(compile_template)

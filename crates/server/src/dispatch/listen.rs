@@ -3,13 +3,16 @@
 //! graceful server shutdown (a completion result).
 
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{
-    ErrorObject, JsonObject, Message, Notification, RequestId, SubscriptionFilter,
-    SubscriptionsListenRequestParams, keys,
+    ErrorObject, ErrorResponse, JsonObject, Message, Notification, RequestId, ResultResponse,
+    SubscriptionFilter, SubscriptionsListenRequestParams, keys,
 };
 
-use crate::context::RequestContext;
+use crate::context::{Outbox, RequestContext};
+use crate::features::listen::SubscriptionSlot;
 use crate::server::Server;
 use crate::store::change_feed::{Change, ChangeTopics};
 
@@ -41,13 +44,15 @@ impl Server {
         }
     }
 
-    pub(crate) async fn listen(
+    /// Admits a `subscriptions/listen` request: its stream is what the
+    /// transport runs ([`Listening`]); nothing runs until it is polled.
+    pub(crate) fn listen(
         &self,
         params: SubscriptionsListenRequestParams,
-        cx: RequestContext,
-    ) -> Result<JsonObject, ErrorObject> {
+        cx: &RequestContext,
+    ) -> Result<Listening, ErrorObject> {
         let inner = &self.inner;
-        let _slot = inner
+        let slot = inner
             .subscriptions
             .admit(cx.principal(), inner.config.max_subscriptions_per_principal)?;
         let id = cx.request_id().clone();
@@ -61,60 +66,123 @@ impl Server {
                 .clone()
                 .map(|uris| uris.into_iter().collect()),
         };
-        let mut changes = inner.changes.subscribe(topics);
         let ack = json!({"notifications": honoured});
-        send(&cx, &id, "notifications/subscriptions/acknowledged", ack).await;
-        let shutdown = inner.shutdown.clone();
+        let ack = notification(&id, "notifications/subscriptions/acknowledged", ack);
+        Ok(Listening {
+            changes: inner.changes.subscribe(topics),
+            ack: Some(Box::new(ack)),
+            shutdown: inner.shutdown.clone(),
+            server: self.clone(),
+            id,
+            _slot: slot,
+        })
+    }
+}
+
+/// An admitted `subscriptions/listen`: what its stream needs and nothing
+/// more (no task, no request context), so that thousands can stay open
+/// cheaply. It yields the acknowledgement, then a notification per change,
+/// then, when the server shuts down gracefully, the final result. Dropping
+/// it ends the subscription and frees its slot.
+pub(crate) struct Listening {
+    id: RequestId,
+    /// The acknowledgement, until it is sent.
+    ack: Option<Box<Message>>,
+    changes: BoxStream<'static, Change>,
+    shutdown: CancellationToken,
+    server: Server,
+    _slot: SubscriptionSlot,
+}
+
+/// What a subscription yields next.
+pub(crate) enum Heard {
+    /// A notification to pass on.
+    Notification(Message),
+    /// The final result: the subscription is over.
+    Done(Message),
+}
+
+impl Listening {
+    /// The next notification, or the final result once the server shuts
+    /// down gracefully.
+    pub async fn next(&mut self) -> Heard {
+        if let Some(ack) = self.ack.take() {
+            return Heard::Notification(*ack);
+        }
+        tokio::select! {
+            biased;
+            () = self.shutdown.cancelled() => Heard::Done(self.result()),
+            Some(change) = self.changes.next() => Heard::Notification(change_notification(&self.id, change)),
+            // The feed ended: nothing more will be heard; end as on shutdown.
+            else => Heard::Done(self.result()),
+        }
+    }
+
+    /// Runs the subscription for a transport that takes one reply per
+    /// request: notifications go to `outbox`, the final result is returned;
+    /// a cancelled subscription ends with an error (that nobody reads).
+    pub async fn drive(mut self, outbox: Option<Outbox>, cancel: CancellationToken) -> Message {
         loop {
-            tokio::select! {
-                _ = cx.cancellation().cancelled() => {
-                    return Err(ErrorObject::internal("subscription cancelled"));
+            let heard = tokio::select! {
+                biased;
+                () = cancel.cancelled() => {
+                    let error = ErrorObject::internal("subscription cancelled");
+                    return Message::Error(ErrorResponse::new(Some(self.id), error));
                 }
-                _ = shutdown.cancelled() => break,
-                Some(change) = changes.next() => send_change(&cx, &id, change).await,
+                heard = self.next() => heard,
+            };
+            match heard {
+                Heard::Notification(message) => {
+                    if let Some(outbox) = &outbox {
+                        outbox.send(message).await;
+                    }
+                }
+                Heard::Done(message) => return message,
             }
         }
+    }
+
+    /// The answer when a subscription reaches a writer that does not stream
+    /// it (a server bug: every transport streams or drives it).
+    pub fn not_streamed(&self) -> Message {
+        let error = ErrorObject::internal("the subscription was not streamed");
+        Message::Error(ErrorResponse::new(Some(self.id.clone()), error))
+    }
+
+    /// The final result: `_meta` names the subscription.
+    fn result(&self) -> Message {
         let mut result = JsonObject::new();
         result.insert("resultType".into(), json!("complete"));
-        result.insert("_meta".into(), json!({ keys::SUBSCRIPTION_ID: id }));
-        Ok(self.finish(result))
+        result.insert("_meta".into(), json!({ keys::SUBSCRIPTION_ID: self.id }));
+        Message::Result(ResultResponse::new(
+            self.id.clone(),
+            self.server.finish(result),
+        ))
     }
 }
 
-/// Sends the notification of one change.
-async fn send_change(cx: &RequestContext, id: &RequestId, change: Change) {
+/// The notification of one change.
+fn change_notification(id: &RequestId, change: Change) -> Message {
     match change {
-        Change::ToolsListChanged => {
-            send(cx, id, "notifications/tools/list_changed", json!({})).await
-        }
+        Change::ToolsListChanged => notification(id, "notifications/tools/list_changed", json!({})),
         Change::PromptsListChanged => {
-            send(cx, id, "notifications/prompts/list_changed", json!({})).await;
+            notification(id, "notifications/prompts/list_changed", json!({}))
         }
         Change::ResourcesListChanged => {
-            send(cx, id, "notifications/resources/list_changed", json!({})).await;
+            notification(id, "notifications/resources/list_changed", json!({}))
         }
         Change::ResourceUpdated(uri) => {
-            send(
-                cx,
-                id,
-                "notifications/resources/updated",
-                json!({"uri": uri}),
-            )
-            .await;
+            notification(id, "notifications/resources/updated", json!({"uri": uri}))
         }
     }
 }
 
-/// Sends one notification tagged with the subscription id.
-async fn send(cx: &RequestContext, id: &RequestId, method: &str, params: Value) {
+/// One notification tagged with the subscription id.
+fn notification(id: &RequestId, method: &str, params: Value) -> Message {
     let mut params = match params {
         Value::Object(params) => params,
         _ => JsonObject::new(),
     };
     params.insert("_meta".into(), json!({ keys::SUBSCRIPTION_ID: id }));
-    cx.send(Message::Notification(Notification::new(
-        method,
-        Some(params),
-    )))
-    .await;
+    Message::Notification(Notification::new(method, Some(params)))
 }

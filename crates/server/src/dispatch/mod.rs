@@ -22,12 +22,20 @@ use toolwire_protocol::{
     keys,
 };
 
+pub(crate) use self::listen::{Heard, Listening};
 pub(crate) use self::meta::is_meta_error;
 pub(crate) use self::reply::{Answer, Reply};
 use self::tools::parse_call;
 use crate::context::{CheckedMeta, RequestContext, RequestEnv};
 use crate::features::listing::Listing;
 use crate::server::Server;
+
+/// What routing a request produced: an answer, or an admitted
+/// subscription whose stream is still to run.
+pub(crate) enum Routed {
+    Answer(Answer),
+    Listening(Box<Listening>),
+}
 
 /// Methods of earlier revisions (or never standard) that this revision removed.
 const REMOVED_METHODS: &[&str] = &[
@@ -55,19 +63,25 @@ impl Server {
 
     /// Handles one request for a transport that writes bytes: a list page
     /// stays apart from its entries, which are written from the JSON made
-    /// when they were registered.
+    /// when they were registered. A `subscriptions/listen` runs to its end
+    /// here, its notifications sent to the request's outbox.
     pub(crate) async fn reply(&self, request: Request, env: RequestEnv) -> Reply {
-        let id = request.id.clone();
-        match self.dispatch(request, env).await {
-            Ok(Answer::Object(result)) => {
-                Reply::Message(Message::Result(ResultResponse::new(id, result)))
-            }
-            Ok(answer) => Reply::Answer(id, answer),
-            Err(error) => self.error_reply(id, error),
+        let (outbox, cancel) = (env.outbox.clone(), env.cancel.clone());
+        match self.reply_streaming(request, env).await {
+            Reply::Listening(listening) => Reply::Message(listening.drive(outbox, cancel).await),
+            reply => reply,
         }
     }
 
-    async fn dispatch(&self, request: Request, env: RequestEnv) -> Result<Answer, ErrorObject> {
+    /// [`Server::reply`], except that an admitted `subscriptions/listen` is
+    /// handed back ([`Reply::Listening`]) for the transport to stream.
+    pub(crate) async fn reply_streaming(&self, request: Request, env: RequestEnv) -> Reply {
+        let id = request.id.clone();
+        let routed = self.dispatch(request, env).await;
+        self.replied(id, routed)
+    }
+
+    async fn dispatch(&self, request: Request, env: RequestEnv) -> Result<Routed, ErrorObject> {
         let method = request.method.as_str();
         if REMOVED_METHODS.contains(&method) {
             return Err(self.removed_method(method));
@@ -94,11 +108,22 @@ impl Server {
             let error = ErrorObject::method_not_found(&request.method);
             return self.error_reply(id, error);
         }
-        match self.route(request, meta, env).await {
-            Ok(Answer::Object(result)) => {
+        let (outbox, cancel) = (env.outbox.clone(), env.cancel.clone());
+        let routed = self.route(request, meta, env).await;
+        match self.replied(id, routed) {
+            Reply::Listening(listening) => Reply::Message(listening.drive(outbox, cancel).await),
+            reply => reply,
+        }
+    }
+
+    /// The reply to request `id` for what routing it produced.
+    fn replied(&self, id: RequestId, routed: Result<Routed, ErrorObject>) -> Reply {
+        match routed {
+            Ok(Routed::Answer(Answer::Object(result))) => {
                 Reply::Message(Message::Result(ResultResponse::new(id, result)))
             }
-            Ok(answer) => Reply::Answer(id, answer),
+            Ok(Routed::Answer(answer)) => Reply::Answer(id, answer),
+            Ok(Routed::Listening(listening)) => Reply::Listening(listening),
             Err(error) => self.error_reply(id, error),
         }
     }
@@ -121,14 +146,16 @@ impl Server {
         request: Request,
         meta: CheckedMeta,
         env: RequestEnv,
-    ) -> Result<Answer, ErrorObject> {
+    ) -> Result<Routed, ErrorObject> {
         let cx = RequestContext::new(request.id, &request.method, meta, env)
             .with_text_filter(self.inner.text_filter.clone());
         let params = request.params.unwrap_or_default();
         let params = &params;
-        match cx.method() {
-            // Boxed: a long-lived request (subscriptions/listen) should not
-            // carry the size of this future.
+        let answer = match cx.method() {
+            "subscriptions/listen" => {
+                let listening = self.listen(parse(params)?, &cx)?;
+                return Ok(Routed::Listening(Box::new(listening)));
+            }
             "tools/call" => Box::pin(self.call_tool(parse_call(params)?, cx)).await,
             "tools/list" => self
                 .list(&self.inner.tools, parse(params)?, &cx)
@@ -143,7 +170,8 @@ impl Server {
                 .list(&self.inner.prompts, parse(params)?, &cx)
                 .map(|l| self.listing(l)),
             _ => self.respond(params, cx).await.map(Answer::Object),
-        }
+        };
+        answer.map(Routed::Answer)
     }
 
     /// Runs the methods whose result is one JSON object.
@@ -161,7 +189,6 @@ impl Server {
             "completion/complete" => Box::pin(self.complete(parse(params)?, &cx))
                 .await
                 .map(|r| self.finish(r)),
-            "subscriptions/listen" => self.listen(parse(params)?, cx).await,
             other => Err(ErrorObject::method_not_found(other)),
         }
     }

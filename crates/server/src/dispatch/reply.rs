@@ -4,6 +4,7 @@
 use serde_json::Value;
 use toolwire_protocol::{CallToolResult, JsonObject, Message, RequestId, ResultResponse};
 
+use super::listen::Listening;
 use crate::context::encode::{encode_message, write_json};
 use crate::features::listing::Listing;
 use crate::security::sanitize::{Invisible, SanitizeReport, scrub_json_tail, scrub_value};
@@ -60,6 +61,9 @@ pub(crate) enum Reply {
     Message(Message),
     /// A successful response to the request with this id, not yet a message.
     Answer(RequestId, Answer),
+    /// An admitted `subscriptions/listen`, for a transport that streams it
+    /// itself ([`crate::Server::reply_streaming`]).
+    Listening(Box<Listening>),
 }
 
 impl Reply {
@@ -70,6 +74,7 @@ impl Reply {
             Reply::Answer(id, answer) => {
                 Message::Result(ResultResponse::new(id, answer.into_object()))
             }
+            Reply::Listening(listening) => listening.not_streamed(),
         }
     }
 
@@ -85,6 +90,7 @@ impl Reply {
                 answer.write(out);
                 out.push(b'}');
             }
+            Reply::Listening(listening) => encode_message(out, &listening.not_streamed()),
         }
     }
 }

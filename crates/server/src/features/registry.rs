@@ -356,8 +356,34 @@ impl<T: Named> Registry<T> {
 
     /// Adds an entry at the end; fails on a duplicate name.
     pub fn add(&self, item: T) -> Result<(), RegistrationError> {
-        self.edit(|slots| {
-            if slots.iter().any(|s| s.item.key() == item.key()) {
+        self.edit(|slots| self.append(slots, vec![item]))
+    }
+
+    /// A registry holding `items` from the start, in order (one snapshot,
+    /// and no change published: nobody has seen it yet); fails on the first
+    /// duplicate name.
+    pub fn with_entries(
+        feed: Arc<dyn ChangeFeed>,
+        change: Option<Change>,
+        items: Vec<T>,
+    ) -> Result<Self, RegistrationError> {
+        let registry = Registry::new(feed, change);
+        {
+            let mut guard = registry.slots.write().expect("registry lock");
+            let mut slots = Vec::with_capacity(items.len());
+            registry.append(&mut slots, items)?;
+            *guard = Arc::new(Snapshot::new(slots));
+        }
+        Ok(registry)
+    }
+
+    /// Appends `items` to `slots`, numbered; fails on the first name that
+    /// is already there.
+    fn append(&self, slots: &mut Vec<Slot<T>>, items: Vec<T>) -> Result<(), RegistrationError> {
+        let mut names: std::collections::HashSet<String> =
+            slots.iter().map(|s| s.item.key().to_owned()).collect();
+        for item in items {
+            if !names.insert(item.key().to_owned()) {
                 return Err(RegistrationError::Duplicate {
                     kind: T::KIND,
                     tool: item.key().to_owned(),
@@ -371,37 +397,8 @@ impl<T: Named> Registry<T> {
                 enabled: true,
                 seq,
             });
-            Ok(())
-        })
-    }
-
-    /// Adds entries at the end, in order, in one change (one snapshot, not
-    /// one per entry); fails on the first duplicate name, adding nothing.
-    pub fn add_all(&self, items: Vec<T>) -> Result<(), RegistrationError> {
-        if items.is_empty() {
-            return Ok(());
         }
-        self.edit(|slots| {
-            let mut names: std::collections::HashSet<String> =
-                slots.iter().map(|s| s.item.key().to_owned()).collect();
-            for item in items {
-                if !names.insert(item.key().to_owned()) {
-                    return Err(RegistrationError::Duplicate {
-                        kind: T::KIND,
-                        tool: item.key().to_owned(),
-                    });
-                }
-                let seq = self
-                    .next_seq
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                slots.push(Slot {
-                    item: Arc::new(item),
-                    enabled: true,
-                    seq,
-                });
-            }
-            Ok(())
-        })
+        Ok(())
     }
 
     /// Replaces the entry of the same name in place, keeping its position.

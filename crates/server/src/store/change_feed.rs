@@ -3,18 +3,22 @@
 //! for it. [`InMemoryChangeFeed`] serves one process; a feed shared by
 //! several instances (Redis pub/sub, say) implements [`ChangeFeed`].
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use futures::Stream;
 use futures::stream::BoxStream;
-use tokio::sync::{broadcast, watch};
 
 /// How long a subscriber waits after a list change for more changes, so
 /// that a burst of edits becomes one notification.
 const COALESCE_WINDOW: Duration = Duration::from_millis(20);
 
-/// `resources/updated` events buffered per subscriber before the oldest are dropped.
+/// `resources/updated` events kept for subscribers that have not looked yet
+/// before the oldest are dropped.
 const UPDATE_BUFFER: usize = 256;
 
 /// One change a listener may be told about.
@@ -55,26 +59,48 @@ pub trait ChangeFeed: Send + Sync + fmt::Debug + 'static {
     fn subscribe(&self, topics: ChangeTopics) -> BoxStream<'static, Change>;
 }
 
-/// The changes of one process: a watch channel per list (which coalesces)
-/// and a broadcast channel of updated URIs.
-#[derive(Debug)]
+/// The changes of one process, fanned out to every subscriber from one
+/// place: a version number per list, the latest updated URIs, and the
+/// wakers of the subscribers waiting for more. A subscriber holds only what
+/// it has seen, so thousands of open subscriptions cost little each.
+///
+/// A burst of changes to one list becomes one notification: the feed makes
+/// a list change visible [`COALESCE_WINDOW`] after the first of the burst
+/// (one timer for the feed, not one per subscriber; at once when no Tokio
+/// runtime runs).
+#[derive(Debug, Default)]
 pub struct InMemoryChangeFeed {
-    tools: watch::Sender<u64>,
-    prompts: watch::Sender<u64>,
-    resources: watch::Sender<u64>,
-    updates: broadcast::Sender<String>,
+    shared: Arc<Shared>,
 }
 
-impl Default for InMemoryChangeFeed {
-    fn default() -> Self {
-        InMemoryChangeFeed {
-            tools: watch::channel(0).0,
-            prompts: watch::channel(0).0,
-            resources: watch::channel(0).0,
-            updates: broadcast::channel(UPDATE_BUFFER).0,
-        }
-    }
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<FeedState>,
 }
+
+#[derive(Debug, Default)]
+struct FeedState {
+    /// Tools, prompts, resources: each list's changes published so far, and
+    /// how many of them are visible (the rest wait for the window to close).
+    lists: [(u64, u64); 3],
+    /// Whether a flush of the waiting list changes is scheduled.
+    flushing: bool,
+    /// The latest updated URIs, numbered (at most [`UPDATE_BUFFER`]).
+    updates: VecDeque<(u64, String)>,
+    /// The number the next update gets.
+    next_update: u64,
+    /// The subscribers waiting for a change, by key.
+    waiting: HashMap<u64, Waker>,
+    /// The key the next subscriber gets.
+    next_key: u64,
+}
+
+/// The three lists in [`FeedState::lists`] order.
+const LISTS: [Change; 3] = [
+    Change::ToolsListChanged,
+    Change::PromptsListChanged,
+    Change::ResourcesListChanged,
+];
 
 impl InMemoryChangeFeed {
     /// An empty feed.
@@ -83,87 +109,144 @@ impl InMemoryChangeFeed {
     }
 }
 
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, FeedState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Makes the waiting list changes visible and wakes every subscriber.
+    fn flush(&self) {
+        let waiting = {
+            let mut state = self.lock();
+            for (published, visible) in &mut state.lists {
+                *visible = *published;
+            }
+            state.flushing = false;
+            std::mem::take(&mut state.waiting)
+        };
+        waiting.into_values().for_each(Waker::wake);
+    }
+}
+
 impl ChangeFeed for InMemoryChangeFeed {
     fn publish(&self, change: Change) {
-        let bump = |list: &watch::Sender<u64>| list.send_modify(|version| *version += 1);
-        match change {
-            Change::ToolsListChanged => bump(&self.tools),
-            Change::PromptsListChanged => bump(&self.prompts),
-            Change::ResourcesListChanged => bump(&self.resources),
-            Change::ResourceUpdated(uri) => {
-                let _ = self.updates.send(uri);
+        let Some(list) = LISTS.iter().position(|l| *l == change) else {
+            if let Change::ResourceUpdated(uri) = change {
+                let waiting = {
+                    let mut state = self.shared.lock();
+                    let number = state.next_update;
+                    state.next_update += 1;
+                    state.updates.push_back((number, uri));
+                    if state.updates.len() > UPDATE_BUFFER {
+                        state.updates.pop_front();
+                    }
+                    std::mem::take(&mut state.waiting)
+                };
+                waiting.into_values().for_each(Waker::wake);
+            }
+            return;
+        };
+        let schedule = {
+            let mut state = self.shared.lock();
+            state.lists[list].0 += 1;
+            !std::mem::replace(&mut state.flushing, true)
+        };
+        if schedule {
+            let shared = Arc::clone(&self.shared);
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(async move {
+                        tokio::time::sleep(COALESCE_WINDOW).await;
+                        shared.flush();
+                    });
+                }
+                Err(_) => shared.flush(),
             }
         }
     }
 
     fn subscribe(&self, topics: ChangeTopics) -> BoxStream<'static, Change> {
-        let watches = Watches {
-            tools: topics.tools.then(|| self.tools.subscribe()),
-            prompts: topics.prompts.then(|| self.prompts.subscribe()),
-            resources: topics.resources.then(|| self.resources.subscribe()),
-            updates: topics
-                .resource_uris
-                .map(|uris| (self.updates.subscribe(), uris)),
-        };
-        Box::pin(futures::stream::unfold(watches, |mut watches| async move {
-            let change = watches.next().await;
-            Some((change, watches))
-        }))
+        let mut state = self.shared.lock();
+        let key = state.next_key;
+        state.next_key += 1;
+        Box::pin(Subscriber {
+            shared: Arc::clone(&self.shared),
+            lists: [topics.tools, topics.prompts, topics.resources],
+            // A change published before now, still in its window, is not
+            // this subscriber's to hear.
+            seen: state.lists.map(|(published, _)| published),
+            uris: topics.resource_uris,
+            next_update: state.next_update,
+            key,
+        })
     }
 }
 
-/// What one subscriber watches.
-struct Watches {
-    tools: Option<watch::Receiver<u64>>,
-    prompts: Option<watch::Receiver<u64>>,
-    resources: Option<watch::Receiver<u64>>,
-    updates: Option<(broadcast::Receiver<String>, HashSet<String>)>,
+/// One subscriber: what it asked for and what it has seen.
+struct Subscriber {
+    shared: Arc<Shared>,
+    /// Whether it listens to tools, prompts, resources.
+    lists: [bool; 3],
+    /// How many changes of each list it was told about (or were published
+    /// before it subscribed).
+    seen: [u64; 3],
+    /// The updated URIs it listens to (`None`: none).
+    uris: Option<HashSet<String>>,
+    /// The number of the next update it has not looked at.
+    next_update: u64,
+    /// Its place among the waiting.
+    key: u64,
 }
 
-impl Watches {
-    /// The next change; pending for ever when nothing watched changes.
-    ///
-    /// Only the branch `select!` reports has seen its change (`changed` is
-    /// cancel safe), so two lists changed together are both reported, one
-    /// after the other. The coalescing wait comes after the choice, for
-    /// the one list chosen.
-    async fn next(&mut self) -> Change {
-        let (change, list) = tokio::select! {
-            _ = changed(&mut self.tools) => (Change::ToolsListChanged, &mut self.tools),
-            _ = changed(&mut self.prompts) => (Change::PromptsListChanged, &mut self.prompts),
-            _ = changed(&mut self.resources) => (Change::ResourcesListChanged, &mut self.resources),
-            uri = updated(&mut self.updates) => return Change::ResourceUpdated(uri),
-        };
-        // A burst of edits to one list becomes one notification.
-        tokio::time::sleep(COALESCE_WINDOW).await;
-        if let Some(rx) = list {
-            rx.borrow_and_update();
+impl Subscriber {
+    /// The next change for this subscriber that is already visible. An
+    /// update that fell out of the buffer before it looked is missed.
+    fn next_change(&mut self, state: &FeedState) -> Option<Change> {
+        for (list, change) in LISTS.iter().enumerate() {
+            let visible = state.lists[list].1;
+            if self.lists[list] && visible > self.seen[list] {
+                self.seen[list] = visible;
+                return Some(change.clone());
+            }
         }
-        change
-    }
-}
-
-/// Waits for the next change of one list; never returns when not watched.
-async fn changed(receiver: &mut Option<watch::Receiver<u64>>) {
-    let Some(rx) = receiver else {
-        return std::future::pending().await;
-    };
-    if rx.changed().await.is_err() {
-        std::future::pending::<()>().await;
-    }
-}
-
-/// Waits for an update to one of the watched URIs; never returns when not watched.
-async fn updated(receiver: &mut Option<(broadcast::Receiver<String>, HashSet<String>)>) -> String {
-    let Some((rx, uris)) = receiver else {
-        return std::future::pending().await;
-    };
-    loop {
-        match rx.recv().await {
-            Ok(uri) if uris.contains(&uri) => return uri,
-            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
-            Err(broadcast::error::RecvError::Closed) => return std::future::pending().await,
+        let uris = self.uris.as_ref()?;
+        for (number, uri) in &state.updates {
+            if *number < self.next_update {
+                continue;
+            }
+            self.next_update = number + 1;
+            if uris.contains(uri) {
+                return Some(Change::ResourceUpdated(uri.clone()));
+            }
         }
+        self.next_update = state.next_update;
+        None
+    }
+}
+
+impl Stream for Subscriber {
+    type Item = Change;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Change>> {
+        let this = self.get_mut();
+        let shared = Arc::clone(&this.shared);
+        let mut state = shared.lock();
+        if let Some(change) = this.next_change(&state) {
+            return Poll::Ready(Some(change));
+        }
+        match state.waiting.get_mut(&this.key) {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            _ => {
+                state.waiting.insert(this.key, cx.waker().clone());
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        self.shared.lock().waiting.remove(&self.key);
     }
 }
 
@@ -225,5 +308,76 @@ mod tests {
         // Nothing more: each was reported once.
         let more = tokio::time::timeout(Duration::from_millis(100), changes.next()).await;
         assert!(more.is_err(), "{more:?}");
+    }
+
+    #[tokio::test]
+    async fn a_change_before_the_subscription_is_not_heard() {
+        let feed = InMemoryChangeFeed::new();
+        feed.publish(Change::ToolsListChanged);
+        let topics = ChangeTopics {
+            tools: true,
+            ..ChangeTopics::default()
+        };
+        let mut changes = feed.subscribe(topics);
+        let early = tokio::time::timeout(Duration::from_millis(100), changes.next()).await;
+        assert!(early.is_err(), "{early:?}");
+        feed.publish(Change::ToolsListChanged);
+        let next = tokio::time::timeout(Duration::from_secs(2), changes.next()).await;
+        assert_eq!(next.unwrap(), Some(Change::ToolsListChanged));
+    }
+
+    #[tokio::test]
+    async fn a_change_after_the_subscription_in_the_same_window_is_heard() {
+        let feed = InMemoryChangeFeed::new();
+        feed.publish(Change::ToolsListChanged);
+        let topics = ChangeTopics {
+            tools: true,
+            ..ChangeTopics::default()
+        };
+        let mut changes = feed.subscribe(topics);
+        // Still within the window the first change opened.
+        feed.publish(Change::ToolsListChanged);
+        let next = tokio::time::timeout(Duration::from_secs(2), changes.next()).await;
+        assert_eq!(next.unwrap(), Some(Change::ToolsListChanged));
+        let more = tokio::time::timeout(Duration::from_millis(100), changes.next()).await;
+        assert!(more.is_err(), "{more:?}");
+    }
+
+    #[tokio::test]
+    async fn one_change_reaches_every_subscriber_and_a_dropped_one_is_forgotten() {
+        let feed = InMemoryChangeFeed::new();
+        let topics = || ChangeTopics {
+            prompts: true,
+            ..ChangeTopics::default()
+        };
+        let mut subscribers: Vec<_> = (0..100).map(|_| feed.subscribe(topics())).collect();
+        let mut waiting = tokio::spawn(async move {
+            for changes in &mut subscribers {
+                assert_eq!(changes.next().await, Some(Change::PromptsListChanged));
+            }
+            subscribers
+        });
+        // Every subscriber is waiting before the change is published.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        feed.publish(Change::PromptsListChanged);
+        let subscribers = tokio::time::timeout(Duration::from_secs(2), &mut waiting)
+            .await
+            .expect("every subscriber heard it within 2 s")
+            .unwrap();
+        drop(subscribers);
+        assert!(feed.shared.lock().waiting.is_empty());
+    }
+
+    #[test]
+    fn without_a_runtime_a_change_is_visible_at_once() {
+        let feed = InMemoryChangeFeed::new();
+        let topics = ChangeTopics {
+            resources: true,
+            ..ChangeTopics::default()
+        };
+        let mut changes = feed.subscribe(topics);
+        feed.publish(Change::ResourcesListChanged);
+        let next = futures::executor::block_on(changes.next());
+        assert_eq!(next, Some(Change::ResourcesListChanged));
     }
 }

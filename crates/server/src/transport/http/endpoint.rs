@@ -22,7 +22,7 @@ use super::headers::{
 };
 use super::reply::{empty, error_reply, json_body, json_reply};
 use super::sessions::SessionTable;
-use super::sse::{Next, SseStream, sse_event, sse_reply};
+use super::sse::{Next, SseStream, listen_reply, sse_event, sse_reply};
 use crate::context::{Outbox, Principal, RequestEnv, response_streams};
 use crate::dispatch::Reply;
 use crate::security::audit::{self, Denial};
@@ -298,6 +298,15 @@ impl Endpoint {
 
     pub(super) async fn dispatch(&self, request: Request, principal: Principal) -> Response {
         let cancel = CancellationToken::new();
+        if request.method == "subscriptions/listen" {
+            // Admitted here; its stream is the response body, and dropping
+            // the body (the client went away) ends it.
+            let env = RequestEnv::new().with_principal(principal);
+            return match self.server.reply_streaming(request, env).await {
+                Reply::Listening(listening) => listen_reply(*listening, self.config.sse_keep_alive),
+                reply => json_reply(&reply.into_message()),
+            };
+        }
         if !response_streams(&request) {
             // Dropping this future (the client went away) cancels the token.
             let guard = cancel.clone().drop_guard();
@@ -310,9 +319,9 @@ impl Endpoint {
             guard.disarm();
             return match reply {
                 Reply::Message(message) => json_reply(&message),
-                answer @ Reply::Answer(..) => {
+                reply => {
                     let mut body = Vec::with_capacity(1024);
-                    answer.encode(&mut body);
+                    reply.encode(&mut body);
                     json_body(body, StatusCode::OK)
                 }
             };

@@ -14,6 +14,7 @@ use tokio_util::sync::DropGuard;
 use toolwire_protocol::Message;
 
 use crate::context::encode::encode_message;
+use crate::dispatch::{Heard, Listening};
 
 /// The state of one request's SSE stream. Dropping it before the final
 /// response (the client closed the stream) cancels the request.
@@ -86,6 +87,30 @@ impl SseStream {
             }
         }
     }
+}
+
+/// The response of an admitted `subscriptions/listen`: its notifications as
+/// events, a keep-alive comment after each quiet `keep_alive`, and the final
+/// result last (on a graceful shutdown). The body holds the subscription and
+/// nothing else; dropping it (the client went away) ends the subscription.
+pub(super) fn listen_reply(listening: Listening, keep_alive: Option<Duration>) -> Response {
+    let events = futures::stream::unfold(Some(listening), move |listening| async move {
+        let mut listening = listening?;
+        let heard = match keep_alive {
+            Some(interval) => match tokio::time::timeout(interval, listening.next()).await {
+                Ok(heard) => heard,
+                Err(_) => return Some((Ok(Bytes::from_static(b":\n\n")), Some(listening))),
+            },
+            None => listening.next().await,
+        };
+        Some(match heard {
+            Heard::Notification(message) => {
+                (Ok::<_, Infallible>(sse_event(&message)), Some(listening))
+            }
+            Heard::Done(message) => (Ok(sse_event(&message)), None),
+        })
+    });
+    sse_response(Body::from_stream(events))
 }
 
 pub(super) fn sse_reply(stream: SseStream) -> Response {
