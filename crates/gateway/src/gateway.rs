@@ -291,11 +291,13 @@ impl Gateway {
             }
             Err(_) => Vec::new(),
         };
-        let templates = client
-            .list_resource_templates()
-            .await
-            .map(|f| f.value)
-            .unwrap_or_default();
+        let templates = match client.list_resource_templates().await {
+            Ok(fetched) => {
+                hints.templates = Some(fetched.hints);
+                fetched.value
+            }
+            Err(_) => Vec::new(),
+        };
         Ok(Listing {
             tools,
             prompts,

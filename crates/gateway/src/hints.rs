@@ -15,6 +15,7 @@ pub(crate) struct ListHints {
     pub(crate) tools: Option<CacheHints>,
     pub(crate) prompts: Option<CacheHints>,
     pub(crate) resources: Option<CacheHints>,
+    pub(crate) templates: Option<CacheHints>,
 }
 
 impl ListHints {
@@ -29,6 +30,7 @@ impl ListHints {
                 tools: strictest(merged.tools, hints.tools),
                 prompts: strictest(merged.prompts, hints.prompts),
                 resources: strictest(merged.resources, hints.resources),
+                templates: strictest(merged.templates, hints.templates),
             })
     }
 
@@ -43,5 +45,6 @@ impl ListHints {
         server.set_tools_list_cache(hint(self.tools));
         server.set_prompts_list_cache(hint(self.prompts));
         server.set_resources_list_cache(hint(self.resources));
+        server.set_resource_templates_list_cache(hint(self.templates));
     }
 }

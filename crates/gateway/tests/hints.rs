@@ -11,7 +11,9 @@ use toolwire_gateway::config::GatewayConfig;
 use toolwire_server::http::{HttpConfig, HttpServer};
 use toolwire_server::protocol::CacheScope;
 use toolwire_server::protocol::{PromptMessage, Role};
-use toolwire_server::{NoArgs, PromptBuilder, RequestContext, Server, ToolBuilder};
+use toolwire_server::{
+    NoArgs, PromptBuilder, RequestContext, ResourceTemplateBuilder, Server, ToolBuilder,
+};
 
 /// A server with one tool `tool` whose lists say `ttl_ms` and `scope`,
 /// on loopback; its URL.
@@ -114,6 +116,31 @@ async fn each_list_is_merged_from_the_upstreams_that_list_it() {
     let names: Vec<&str> = prompts.value.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["u0__greet"]);
     assert_eq!(prompts.hints, hints(7_000, CacheScope::Public));
+}
+
+#[tokio::test]
+async fn resource_templates_are_merged_too() {
+    let template = |uri: &str| {
+        ResourceTemplateBuilder::new(uri, "file").handler(|_request, _cx| async { Ok(Vec::new()) })
+    };
+    let a = upstream_server("ping", 9_000, CacheScope::Public)
+        .resource_template(template("a://{path}"))
+        .build()
+        .unwrap();
+    let b = upstream_server("pong", 4_000, CacheScope::Private)
+        .resource_template(template("b://{path}"))
+        .build()
+        .unwrap();
+    let (a, b) = (serve(a).await, serve(b).await);
+    let (_gateway, client) = gateway(&[a, b]).await;
+    let templates = client.list_resource_templates().await.unwrap();
+    let uris: Vec<&str> = templates
+        .value
+        .iter()
+        .map(|t| t.uri_template.as_str())
+        .collect();
+    assert_eq!(uris, ["a://{path}", "b://{path}"]);
+    assert_eq!(templates.hints, hints(4_000, CacheScope::Private));
 }
 
 #[tokio::test]

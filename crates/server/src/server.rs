@@ -262,6 +262,12 @@ impl Server {
         self.inner.resources.set_list_cache(hint);
     }
 
+    /// [`Server::set_tools_list_cache`](Server::set_tools_list_cache)
+    /// for `resources/templates/list`.
+    pub fn set_resource_templates_list_cache(&self, hint: Option<CacheHint>) {
+        self.inner.templates.set_list_cache(hint);
+    }
+
     /// Adds a resource template while the server runs; listeners are told.
     pub fn add_resource_template(
         &self,
