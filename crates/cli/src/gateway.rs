@@ -362,6 +362,7 @@ async fn reload(gateway: &Gateway, path: &std::path::Path) {
         ("added", &report.added),
         ("removed", &report.removed),
         ("changed", &report.changed),
+        ("policy changed", &report.policy_changed),
     ] {
         if !names.is_empty() {
             parts.push(format!("{what} {}", names.join(", ")));

@@ -92,6 +92,17 @@ impl Slot {
         (slot, error)
     }
 
+    /// The slot of `upstream` on `old`'s client, started or not as `old`
+    /// is (a policy change keeps the process or connection).
+    pub(crate) fn reusing(upstream: &UpstreamConfig, old: &Slot) -> Slot {
+        Slot {
+            upstream: upstream.clone(),
+            client: old.client.clone(),
+            started: Arc::clone(&old.started),
+            retired: watch::channel(false).0,
+        }
+    }
+
     /// What stays of a retired slot: its name, no client.
     pub(crate) fn tombstone(upstream: &UpstreamConfig) -> Slot {
         Slot {

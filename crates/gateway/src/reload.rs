@@ -17,9 +17,14 @@ pub struct Reloaded {
     /// Upstreams gone from the file: their tools, prompts and resources
     /// withdrawn.
     pub removed: Vec<String>,
-    /// Upstreams whose settings changed: reached again (a new process or
+    /// Upstreams whose connection settings changed (`command`, `url`,
+    /// `bearer_env`, `timeout_s`): reached again (a new process or
     /// connection) and served with the new settings.
     pub changed: Vec<String>,
+    /// Upstreams whose policy alone changed (`prefix`, `allow`, `deny`,
+    /// `scopes`, `rate_limit`, `start`): listed again and served under the
+    /// new policy on the same process or connection.
+    pub policy_changed: Vec<String>,
     /// `[gateway]` keys whose value changed but which only a restart
     /// applies (e.g. `gateway.http`); the running values are kept.
     pub needs_restart: Vec<String>,
@@ -30,7 +35,10 @@ pub struct Reloaded {
 impl Reloaded {
     /// True when no upstream was added, removed or changed.
     pub fn is_unchanged(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+        self.added.is_empty()
+            && self.removed.is_empty()
+            && self.changed.is_empty()
+            && self.policy_changed.is_empty()
     }
 }
 
@@ -80,6 +88,12 @@ impl Gateway {
                     again.push(*index);
                     continue;
                 }
+                Some((index, slot)) if same_connection(&slot.upstream, upstream) => {
+                    report.policy_changed.push(upstream.name.clone());
+                    retire.push(*index);
+                    fresh.push(self.add_slot_reusing(upstream, slot));
+                    continue;
+                }
                 Some((index, _)) => {
                     report.changed.push(upstream.name.clone());
                     retire.push(*index);
@@ -111,6 +125,21 @@ impl Gateway {
     /// A new slot for `upstream`, not served yet; its number.
     fn add_slot(&self, upstream: &UpstreamConfig) -> usize {
         let (slot, error) = Slot::open(upstream, self.inner.pins.as_deref());
+        self.push_slot(upstream, slot, error)
+    }
+
+    /// A new slot for `upstream` on the client (process or connection) of
+    /// `old`, not served yet; its number.
+    fn add_slot_reusing(&self, upstream: &UpstreamConfig, old: &Slot) -> usize {
+        self.push_slot(upstream, Slot::reusing(upstream, old), None)
+    }
+
+    fn push_slot(
+        &self,
+        upstream: &UpstreamConfig,
+        slot: Slot,
+        error: Option<crate::UpstreamError>,
+    ) -> usize {
         let mut registry = self.inner.lock();
         let mut slots = self.inner.slots_mut();
         let index = slots.len();
@@ -121,7 +150,8 @@ impl Gateway {
     }
 
     /// Withdraws everything of slot `index` and stops following it; its
-    /// client goes when the calls still running on it end.
+    /// client goes when the calls still running on it end (and no other
+    /// slot took it over).
     fn retire(&self, index: usize) {
         let mut registry = self.inner.lock();
         let mut slots = self.inner.slots_mut();
@@ -131,6 +161,12 @@ impl Gateway {
         old.retired.send_replace(true);
         registry.retire(&self.inner.server, index);
     }
+}
+
+/// Whether an upstream reached with `old` settings can be kept for `new`:
+/// what makes its client (the transport, the call timeout) is the same.
+fn same_connection(old: &UpstreamConfig, new: &UpstreamConfig) -> bool {
+    old.transport == new.transport && old.timeout == new.timeout
 }
 
 /// The `[gateway]` keys that differ between `old` and `new`.

@@ -133,15 +133,17 @@ async fn sighup_reloads_the_file_while_sessions_stay_open() {
     use legacy_http::{Events, LegacyClient, legacy};
     let dir = fresh_dir("gateway-reload");
     let marker = |name: &str| dir.join(format!("{name}.starts"));
-    let upstream = |name: &str, allow: &str| {
+    let upstream = |name: &str, allow: &str, more: &str| {
         format!(
-            "[[upstream]]\nname = \"{name}\"\n{}\nallow = {allow}\n\n",
+            "[[upstream]]\nname = \"{name}\"\n{}\nallow = {allow}\n{more}\n",
             counted_demo_command(&marker(name))
         )
     };
     let config = config_file(
         "http = \"127.0.0.1:0\"",
-        &(upstream("demo", "[\"echo\"]") + &upstream("gone", "[\"echo\"]")),
+        &(upstream("demo", "[\"echo\"]", "")
+            + &upstream("other", "[\"echo\"]", "")
+            + &upstream("gone", "[\"echo\"]", "")),
     );
     let args = ["gateway", "--config", config.to_str().unwrap()];
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
@@ -155,17 +157,22 @@ async fn sighup_reloads_the_file_while_sessions_stay_open() {
     let session = client.open(None).await;
     let list = legacy(2, "tools/list", json!({}));
     let (_, before) = client.call(&session, &list).await;
-    assert_eq!(listed_names(&before), ["demo__echo", "gone__echo"]);
+    assert_eq!(
+        listed_names(&before),
+        ["demo__echo", "other__echo", "gone__echo"]
+    );
     let stream = client.standalone(&session).send().await.unwrap();
     assert_eq!(stream.status(), 200);
     let mut events = Events::new(stream);
 
-    // `gone` removed, `fresh` added, `demo` changed; a new address would
-    // need a restart.
+    // `gone` removed, `fresh` added, `demo`'s policy changed (kept on its
+    // process), `other`'s timeout changed (a new process); a new address
+    // would need a restart.
     let text = format!(
-        "[gateway]\nhttp = \"127.0.0.1:1\"\n\n{}{}",
-        upstream("demo", "[\"echo\", \"countdown\"]"),
-        upstream("fresh", "[\"stats\"]")
+        "[gateway]\nhttp = \"127.0.0.1:1\"\n\n{}{}{}",
+        upstream("demo", "[\"echo\", \"countdown\"]", ""),
+        upstream("other", "[\"echo\"]", "timeout_s = 30"),
+        upstream("fresh", "[\"stats\"]", "")
     );
     std::fs::write(&config, text).unwrap();
     hang_up(gateway.pid());
@@ -183,7 +190,12 @@ async fn sighup_reloads_the_file_while_sessions_stay_open() {
         .await;
     assert_eq!(
         listed_names(&after),
-        ["demo__echo", "demo__countdown", "fresh__stats"],
+        [
+            "demo__echo",
+            "demo__countdown",
+            "other__echo",
+            "fresh__stats"
+        ],
         "the same session sees the new list"
     );
     let stats = legacy(
@@ -193,25 +205,41 @@ async fn sighup_reloads_the_file_while_sessions_stay_open() {
     );
     let (_, stats) = client.call(&session, &stats).await;
     assert_eq!(stats["result"]["structuredContent"]["mean"], 3.0, "{stats}");
-    assert_eq!(
-        (starts(&marker("demo")), starts(&marker("gone"))),
-        (2, 1),
-        "the changed upstream was started again"
+    let demo_call = legacy(
+        5,
+        "tools/call",
+        json!({"name": "demo__echo", "arguments": {"text": "still here"}}),
     );
-    let (old_demo, gone) = (
-        started_pid(&marker("demo"), 0),
+    let (_, echoed) = client.call(&session, &demo_call).await;
+    assert_eq!(
+        echoed["result"]["content"][0]["text"], "still here",
+        "{echoed}"
+    );
+    assert_eq!(
+        (
+            starts(&marker("demo")),
+            starts(&marker("other")),
+            starts(&marker("gone"))
+        ),
+        (1, 2, 1),
+        "only the upstream whose connection changed was started again"
+    );
+    let (old_other, gone) = (
+        started_pid(&marker("other"), 0),
         started_pid(&marker("gone"), 0),
     );
     tokio::task::spawn_blocking(move || {
         wait_exited(gone, "the removed upstream");
-        wait_exited(old_demo, "the changed upstream's old process");
+        wait_exited(old_other, "the changed upstream's old process");
     })
     .await
     .unwrap();
     assert!(
         gateway
             .wait_for_log("toolwire: SIGHUP: reloaded ")
-            .ends_with(": added fresh; removed gone; changed demo; serving 3 tools"),
+            .ends_with(
+                ": added fresh; removed gone; changed other; policy changed demo; serving 4 tools"
+            ),
         "{:?}",
         gateway.log()
     );
@@ -236,11 +264,16 @@ async fn sighup_reloads_the_file_while_sessions_stay_open() {
         )
     );
     let (_, kept) = client
-        .call(&session, &legacy(5, "tools/list", json!({})))
+        .call(&session, &legacy(6, "tools/list", json!({})))
         .await;
     assert_eq!(
         listed_names(&kept),
-        ["demo__echo", "demo__countdown", "fresh__stats"]
+        [
+            "demo__echo",
+            "demo__countdown",
+            "other__echo",
+            "fresh__stats"
+        ]
     );
     tokio::task::spawn_blocking(move || drop(gateway))
         .await
