@@ -13,6 +13,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod builder;
 mod context;
 mod dispatch;
 mod features;
@@ -25,6 +26,7 @@ mod transport;
 pub use security::{audit, auth};
 pub use transport::{http, stdio};
 
+pub use builder::ServerBuilder;
 pub use context::mrtr::InputRequired;
 pub use context::output::{
     BoxFuture, IntoToolOutput, Structured, ToolError, ToolOutput, schema_object_for,
@@ -52,7 +54,7 @@ pub use security::limits::{
 pub use security::sanitize::{
     DEFAULT_MAX_RESULT_BYTES, INVISIBLE_FLAG_KEY, SanitizePolicy, SanitizeReport, strip_control,
 };
-pub use server::{Server, ServerBuilder, ServerConfig};
+pub use server::{Server, ServerConfig};
 pub use store::change_feed::{Change, ChangeFeed, ChangeTopics, InMemoryChangeFeed};
 pub use store::handles::{HandleStore, HandleStoreError, InMemoryHandles};
 pub use store::rate_limit::{

@@ -16,8 +16,14 @@ use serde::de::DeserializeOwned;
 use toolwire_protocol::JsonObject;
 
 use crate::context::RequestContext;
-use crate::context::output::{BoxFuture, IntoToolOutput, ToolError, schema_object_for};
-use crate::features::tool::ErasedToolHandler;
+use crate::context::output::{BoxFuture, IntoToolOutput, ToolError, ToolOutput, schema_object_for};
+
+/// A handler with its argument and result types erased. It reads the
+/// arguments it needs before it returns its future (the dispatcher keeps
+/// them, for a round that asks for input).
+pub type ErasedToolHandler = Arc<
+    dyn Fn(&JsonObject, RequestContext) -> BoxFuture<Result<ToolOutput, ToolError>> + Send + Sync,
+>;
 
 /// Shared state a handler takes as a parameter, given once with
 /// [`crate::ServerBuilder::state`] (or [`crate::ToolBuilder::state`]) and

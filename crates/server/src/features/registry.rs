@@ -8,8 +8,8 @@ use toolwire_protocol::Tool;
 use toolwire_schema::{CompiledSchema, HeaderParam};
 
 use crate::features::cache::CacheHint;
-use crate::features::extract::States;
-use crate::features::tool::{ErasedToolHandler, ToolBuilder};
+use crate::features::extract::{ErasedToolHandler, States};
+use crate::features::tool::ToolBuilder;
 use crate::store::change_feed::{Change, ChangeFeed};
 
 /// Why a tool could not be registered. Every variant names the tool.

@@ -7,18 +7,11 @@ use schemars::JsonSchema;
 use toolwire_protocol::{JsonObject, Meta, Tool, ToolAnnotations};
 
 use crate::context::RequestContext;
-use crate::context::output::{BoxFuture, IntoToolOutput, ToolError, ToolOutput, schema_object_for};
-use crate::features::extract::{Bind, BindError, States, ToolHandler};
+use crate::context::output::{BoxFuture, IntoToolOutput, schema_object_for};
+use crate::features::extract::{Bind, BindError, ErasedToolHandler, States, ToolHandler};
 use crate::security::limits::InputLimits;
 use crate::setters::setters;
 use crate::store::rate_limit::RateLimit;
-
-/// A handler with its argument and result types erased. It reads the
-/// arguments it needs before it returns its future (the dispatcher keeps
-/// them, for a round that asks for input).
-pub type ErasedToolHandler = Arc<
-    dyn Fn(&JsonObject, RequestContext) -> BoxFuture<Result<ToolOutput, ToolError>> + Send + Sync,
->;
 
 /// A handler before registration gives it its states.
 pub(crate) type UnboundToolHandler =

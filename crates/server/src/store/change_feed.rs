@@ -65,7 +65,7 @@ pub trait ChangeFeed: Send + Sync + fmt::Debug + 'static {
 /// it has seen, so thousands of open subscriptions cost little each.
 ///
 /// A burst of changes to one list becomes one notification: the feed makes
-/// a list change visible [`COALESCE_WINDOW`] after the first of the burst
+/// a list change visible 20 ms after the first of the burst
 /// (one timer for the feed, not one per subscriber; at once when no Tokio
 /// runtime runs).
 #[derive(Debug, Default)]

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::mpsc;
 use toolwire_protocol::{Message, Request};
 use toolwire_schema::header_value::encode_text;
@@ -15,8 +15,11 @@ use super::{
     Transport, TransportError, TransportKind,
 };
 
+mod builder;
 mod legacy;
 mod redirect;
+
+pub use builder::HttpTransportBuilder;
 
 /// Header carrying the protocol version of a request.
 pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
@@ -58,171 +61,6 @@ struct HttpInner {
     /// The open legacy session, if any (a tokio mutex: opening one is awaited).
     session: tokio::sync::Mutex<Option<Arc<legacy::HttpSession>>>,
     inbound: InboundSlot,
-}
-
-/// Configures an [`HttpTransport`].
-#[derive(Debug)]
-pub struct HttpTransportBuilder {
-    url: String,
-    client: Option<reqwest::Client>,
-    headers: Vec<(String, String)>,
-    max_message_bytes: usize,
-    oauth: Option<crate::auth::OAuth>,
-    mode: ProtocolMode,
-    era_hint: Option<Era>,
-    http2_prior_knowledge: bool,
-}
-
-impl HttpTransport {
-    /// Starts configuring a transport for the MCP endpoint at `url`.
-    pub fn builder(url: impl Into<String>) -> HttpTransportBuilder {
-        HttpTransportBuilder {
-            url: url.into(),
-            client: None,
-            headers: Vec::new(),
-            max_message_bytes: 16 * 1024 * 1024,
-            oauth: None,
-            mode: ProtocolMode::Auto,
-            era_hint: None,
-            http2_prior_knowledge: false,
-        }
-    }
-
-    /// A transport for `url` with default settings.
-    pub fn new(url: impl Into<String>) -> Result<Self, TransportError> {
-        Self::builder(url).build()
-    }
-}
-
-impl HttpTransportBuilder {
-    /// Sends `Authorization: Bearer {token}` on every request.
-    pub fn bearer_token(self, token: impl AsRef<str>) -> Self {
-        self.header("Authorization", format!("Bearer {}", token.as_ref()))
-    }
-
-    /// Sends an extra header on every request.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// Uses this reqwest client (for proxies, TLS roots, connection pools).
-    pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.client = Some(client);
-        self
-    }
-
-    /// The largest JSON reply or SSE event accepted (default 16 MiB).
-    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
-        self.max_message_bytes = bytes;
-        self
-    }
-
-    /// Authorizes with OAuth 2.1 when the server answers `401` (see
-    /// [`auth`](crate::auth)); the token is sent on every request.
-    pub fn oauth(mut self, oauth: crate::auth::OAuth) -> Self {
-        self.oauth = Some(oauth);
-        self
-    }
-
-    /// Which era to speak (default [`ProtocolMode::Auto`]: find out from
-    /// the first reply).
-    pub fn protocol(mut self, mode: ProtocolMode) -> Self {
-        self.mode = mode;
-        self
-    }
-
-    /// In auto mode, the era found on an earlier run (e.g. read from a
-    /// cache); the first request goes straight to it, and a failure that
-    /// says otherwise makes the transport find out again.
-    pub fn era_hint(mut self, era: Option<Era>) -> Self {
-        self.era_hint = era;
-        self
-    }
-
-    /// Speaks HTTP/2 from the first byte ("prior knowledge": h2c on an
-    /// `http://` URL; on `https://` the TLS handshake offers only `h2`)
-    /// instead of HTTP/1.1 (the default), so that concurrent requests and
-    /// `subscriptions/listen` streams share one connection instead of one
-    /// each. Only for a server known to speak HTTP/2 on that port, such as
-    /// toolwire's `HttpServer`; an HTTP/1.1-only server fails every request.
-    ///
-    /// It configures the client the transport builds: with
-    /// [`http_client`](Self::http_client), set reqwest's
-    /// `http2_prior_knowledge` on that client instead ([`build`](Self::build)
-    /// refuses both).
-    ///
-    /// ```
-    /// use toolwire_client::transport::HttpTransport;
-    /// let transport = HttpTransport::builder("http://127.0.0.1:8080/mcp")
-    ///     .http2_prior_knowledge()
-    ///     .build()
-    ///     .unwrap();
-    /// # drop(transport);
-    /// ```
-    pub fn http2_prior_knowledge(mut self) -> Self {
-        self.http2_prior_knowledge = true;
-        self
-    }
-
-    /// Checks the URL and headers and makes the transport.
-    pub fn build(self) -> Result<HttpTransport, TransportError> {
-        let url = reqwest::Url::parse(&self.url)
-            .map_err(|e| TransportError::Io(format!("invalid URL {:?}: {e}", self.url)))?;
-        let mut headers = HeaderMap::new();
-        for (name, value) in &self.headers {
-            let name = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|e| TransportError::Io(format!("invalid header name {name:?}: {e}")))?;
-            let mut value = HeaderValue::from_str(value)
-                .map_err(|e| TransportError::Io(format!("invalid value for header {name}: {e}")))?;
-            if name == AUTHORIZATION {
-                value.set_sensitive(true);
-            }
-            headers.insert(name, value);
-        }
-        let credentials_key = headers
-            .get(AUTHORIZATION)
-            .map(|v| crate::digest::short_hex(v.as_bytes()))
-            .unwrap_or_default();
-        let client = match self.client {
-            Some(_) if self.http2_prior_knowledge => {
-                return Err(TransportError::Io(
-                    "http2_prior_knowledge applies to the HTTP client the transport builds; \
-                     with http_client, set it on that reqwest client"
-                        .to_owned(),
-                ));
-            }
-            Some(client) => client,
-            None => default_client(self.http2_prior_knowledge)?,
-        };
-        Ok(HttpTransport {
-            inner: Arc::new(HttpInner {
-                oauth: self.oauth.map(|o| o.session(url.clone())),
-                url,
-                client,
-                headers,
-                credentials_key,
-                max_message_bytes: self.max_message_bytes,
-                mode: self.mode,
-                verdict: Mutex::new(self.era_hint),
-                session: tokio::sync::Mutex::new(None),
-                inbound: InboundSlot::default(),
-            }),
-        })
-    }
-}
-
-/// The reqwest client a transport builds when given none.
-fn default_client(http2_prior_knowledge: bool) -> Result<reqwest::Client, TransportError> {
-    let mut builder = reqwest::Client::builder()
-        .use_rustls_tls()
-        .redirect(redirect::same_origin());
-    if http2_prior_knowledge {
-        builder = builder.http2_prior_knowledge();
-    }
-    builder
-        .build()
-        .map_err(|e| TransportError::Io(format!("cannot build HTTP client: {e}")))
 }
 
 impl Transport for HttpTransport {

@@ -15,15 +15,12 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::ConnectInfo;
-use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::time::Instant;
-use tower::ServiceExt;
-use tower::util::Oneshot;
 
+use super::conn::{log_end, route};
 use super::h2c::{self, Protocol};
 
 /// What every connection is served with.
@@ -145,23 +142,6 @@ async fn first_bytes(
             tracing::debug!(%peer, "no request within the header read timeout");
             None
         }
-    }
-}
-
-/// Hands `request` from `peer` to the router.
-pub(super) fn route(
-    router: &Router,
-    peer: SocketAddr,
-    request: hyper::Request<Incoming>,
-) -> Oneshot<Router, axum::extract::Request> {
-    let mut request = request.map(axum::body::Body::new);
-    request.extensions_mut().insert(ConnectInfo(peer));
-    router.clone().oneshot(request)
-}
-
-pub(super) fn log_end(result: Result<(), hyper::Error>) {
-    if let Err(error) = result {
-        tracing::trace!(%error, "connection ended with an error");
     }
 }
 

@@ -73,6 +73,7 @@
 
 mod accept;
 mod config;
+mod conn;
 mod endpoint;
 mod event_log;
 mod h2c;
