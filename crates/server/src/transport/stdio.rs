@@ -384,16 +384,13 @@ async fn serve_line(
     request: Request,
     env: RequestEnv,
 ) -> Bytes {
+    let mut line = Vec::with_capacity(256);
     match session {
-        Some(session) => encode_line(&session.serve(request, env).await),
-        None => {
-            let reply = server.reply(request, env).await;
-            let mut line = Vec::with_capacity(256);
-            reply.encode(&mut line);
-            line.push(b'\n');
-            Bytes::from(line)
-        }
+        Some(session) => session.serve(request, env).await.encode(&mut line),
+        None => server.reply(request, env).await.encode(&mut line),
     }
+    line.push(b'\n');
+    Bytes::from(line)
 }
 
 /// Answers `initialize`; the session it opens, unless refused.

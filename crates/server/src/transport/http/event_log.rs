@@ -40,9 +40,9 @@ struct LogState {
     /// The last event sent on each connection `close_stream` ended: a
     /// reader of connection `n` ends after event `closed_after[n]`.
     closed_after: Vec<u64>,
-    /// A response that came before any other message, kept apart: it is
-    /// sent as plain JSON.
-    only_response: Option<Message>,
+    /// A response that came before any other message, kept apart (as
+    /// JSON): it is sent as plain JSON.
+    only_response: Option<Vec<u8>>,
 }
 
 /// What a reader gets next.
@@ -56,8 +56,9 @@ pub(super) enum Read {
 
 /// How a request's stream began, for choosing JSON or SSE.
 pub(super) enum Opening {
-    /// The request finished before sending anything else: its response alone.
-    OnlyResponse(Message),
+    /// The request finished before sending anything else: its response
+    /// alone, as JSON.
+    OnlyResponse(Vec<u8>),
     /// Something came before the response: stream it.
     Streaming,
 }
@@ -79,23 +80,26 @@ impl EventLog {
 
     /// Appends a message as the next event.
     pub(super) fn push(&self, message: &Message) {
-        self.append(message, false);
+        let mut json = Vec::with_capacity(256);
+        encode_message(&mut json, message);
+        self.append(&json, false);
     }
 
-    /// Appends the final response; readers end after it. A response that
-    /// comes before anything else is kept apart for [`EventLog::opening`].
-    pub(super) fn finish(&self, message: Message) {
+    /// Appends the final response, given as its JSON; readers end after
+    /// it. A response that comes before anything else is kept apart for
+    /// [`EventLog::opening`].
+    pub(super) fn finish(&self, json: Vec<u8>) {
         {
             let mut state = self.lock();
             if state.last_seq == 0 && !state.finished {
-                state.only_response = Some(message);
+                state.only_response = Some(json);
                 state.finished = true;
                 drop(state);
                 self.bump();
                 return;
             }
         }
-        self.append(&message, true);
+        self.append(&json, true);
     }
 
     /// Ends the log without a response (the request was cancelled).
@@ -114,16 +118,16 @@ impl EventLog {
         self.lock().finished
     }
 
-    fn append(&self, message: &Message, last: bool) {
+    fn append(&self, json: &[u8], last: bool) {
         let mut state = self.lock();
         if state.finished {
             return;
         }
         state.last_seq += 1;
         let seq = state.last_seq;
-        let mut bytes = Vec::with_capacity(256);
+        let mut bytes = Vec::with_capacity(json.len() + 32);
         bytes.extend_from_slice(format!("id: {}-{seq}\ndata: ", self.stream).as_bytes());
-        encode_message(&mut bytes, message);
+        bytes.extend_from_slice(json);
         bytes.extend_from_slice(b"\n\n");
         state.events.push_back((seq, Bytes::from(bytes)));
         while state.events.len() > self.capacity {
@@ -141,8 +145,8 @@ impl EventLog {
         loop {
             {
                 let mut state = self.lock();
-                if let Some(message) = state.only_response.take() {
-                    return Opening::OnlyResponse(message);
+                if let Some(json) = state.only_response.take() {
+                    return Opening::OnlyResponse(json);
                 }
                 if state.last_seq > 0 || state.finished {
                     return Opening::Streaming;

@@ -26,7 +26,7 @@ use super::sse::sse_response;
 use crate::context::encode::encode_message;
 use crate::context::{Outbox, Principal, RequestEnv};
 use crate::store::sessions::SessionEvent;
-use crate::transport::legacy::{LegacySession, forward_changes};
+use crate::transport::legacy::{LegacyResponse, LegacySession, forward_changes};
 
 impl Endpoint {
     /// `initialize`: opens a session and answers with its id.
@@ -163,9 +163,9 @@ impl Endpoint {
             env,
         ));
         match log.opening().await {
-            Opening::OnlyResponse(message) => {
+            Opening::OnlyResponse(json) => {
                 session.drop_stream(log.stream());
-                legacy_json(&message)
+                json_body(json, StatusCode::OK)
             }
             Opening::Streaming => self.stream_reply(&session, &log, true, 0, None),
         }
@@ -266,11 +266,11 @@ async fn run_request(
         () = cancel.cancelled() => None,
     };
     session.finish_request(&id);
-    if changes_record && matches!(response, Some(Message::Result(_))) {
+    if changes_record && response.as_ref().is_some_and(LegacyResponse::succeeded) {
         sessions.save(&session).await;
     }
     match response.filter(|_| !cancel.is_cancelled()) {
-        Some(response) => log.finish(response),
+        Some(response) => log.finish(response.to_json()),
         None => log.abandon(),
     }
 }

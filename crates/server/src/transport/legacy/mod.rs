@@ -5,9 +5,11 @@
 
 mod changes;
 mod peer;
+mod response;
 mod session;
 
 pub(crate) use changes::forward_changes;
+pub(crate) use response::LegacyResponse;
 pub(crate) use session::LegacySession;
 
 use toolwire_protocol::Request;

@@ -21,8 +21,9 @@ use toolwire_protocol::{
 };
 
 use super::peer::{PeerError, PeerRequests};
+use super::response::{LegacyResponse, to_legacy};
 use crate::context::{CheckedMeta, RequestEnv};
-use crate::dispatch::parse;
+use crate::dispatch::{Reply, parse};
 use crate::server::Server;
 use crate::store::sessions::SessionRecord;
 
@@ -160,7 +161,7 @@ impl LegacySession {
     }
 
     /// Serves one request of this session and returns its response.
-    pub(crate) async fn serve(&self, request: Request, env: RequestEnv) -> Message {
+    pub(crate) async fn serve(&self, request: Request, env: RequestEnv) -> LegacyResponse {
         let id = request.id.clone();
         let outcome = match request.method.as_str() {
             "ping" => Ok(JsonObject::new()),
@@ -178,10 +179,10 @@ impl LegacySession {
             }
             _ => return self.serve_feature(request, env).await,
         };
-        match outcome {
+        LegacyResponse::Message(match outcome {
             Ok(result) => Message::Result(ResultResponse::new(id, result)),
             Err(error) => Message::Error(ErrorResponse::new(Some(id), error)),
-        }
+        })
     }
 
     fn set_level(&self, params: Option<Params>) -> Result<JsonObject, ErrorObject> {
@@ -221,7 +222,7 @@ impl LegacySession {
 
     /// Tools, prompts, resources and completion, through the dispatcher,
     /// with input requests turned into requests to the client.
-    async fn serve_feature(&self, request: Request, env: RequestEnv) -> Message {
+    async fn serve_feature(&self, request: Request, env: RequestEnv) -> LegacyResponse {
         let Request {
             id, method, params, ..
         } = request;
@@ -240,13 +241,17 @@ impl LegacySession {
                 std::mem::take(&mut params)
             };
             let round = Request::with_params(id.clone(), method.clone(), Some(round_params));
-            let reply = self
+            let reply = match self
                 .server
                 .serve_checked(round, meta.clone(), env.clone())
                 .await
-                .into_message();
+            {
+                Reply::Message(message) => message,
+                // A finished result (the common case) is written as it is.
+                done => return LegacyResponse::from_reply(done),
+            };
             let Some(asked) = input_required(&reply) else {
-                return to_legacy(reply);
+                return LegacyResponse::Message(to_legacy(reply));
             };
             match self.ask_client(asked.requests, &env).await {
                 Ok(answers) => {
@@ -263,7 +268,7 @@ impl LegacySession {
         let error = ErrorObject::internal(format!(
             "{method} asked for input more than {MAX_INPUT_ROUNDS} times"
         ));
-        Message::Error(ErrorResponse::new(Some(id), error))
+        LegacyResponse::Message(Message::Error(ErrorResponse::new(Some(id), error)))
     }
 
     /// The metadata a request of this session runs with: what `initialize`
@@ -328,7 +333,7 @@ impl LegacySession {
         method: &str,
         params: &Params,
         failure: &Failure,
-    ) -> Message {
+    ) -> LegacyResponse {
         let text = failure.error.describe(&failure.method);
         if method == "tools/call" {
             let tool = params
@@ -336,9 +341,10 @@ impl LegacySession {
                 .and_then(|name| serde_json::from_str::<String>(name.get()).ok())
                 .unwrap_or_default();
             let answer = self.server.finish_tool(&tool, CallToolResult::error(text));
-            return to_legacy(crate::dispatch::Reply::Answer(id, answer).into_message());
+            return LegacyResponse::from_reply(Reply::Answer(id, answer));
         }
-        Message::Error(ErrorResponse::new(Some(id), ErrorObject::internal(text)))
+        let error = ErrorObject::internal(text);
+        LegacyResponse::Message(Message::Error(ErrorResponse::new(Some(id), error)))
     }
 }
 
@@ -370,28 +376,4 @@ fn input_required(reply: &Message) -> Option<Asked> {
         requests,
         state: result.get("requestState").cloned(),
     })
-}
-
-/// A response as the legacy revisions define it: no `resultType`, no
-/// caching hints, no `serverInfo` in `_meta` (all 2026-07-28 additions).
-pub(crate) fn to_legacy(message: Message) -> Message {
-    match message {
-        Message::Result(mut response) => {
-            strip_modern_fields(&mut response.result);
-            Message::Result(response)
-        }
-        other => other,
-    }
-}
-
-fn strip_modern_fields(result: &mut JsonObject) {
-    result.remove("resultType");
-    result.remove("ttlMs");
-    result.remove("cacheScope");
-    if let Some(Value::Object(meta)) = result.get_mut("_meta") {
-        meta.remove(keys::SERVER_INFO);
-        if meta.is_empty() {
-            result.remove("_meta");
-        }
-    }
 }
