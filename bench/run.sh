@@ -15,6 +15,8 @@
 #   bench/run.sh stdio-instructions      # callgrind: echo over stdio, split into parsing, serving, transport
 #   bench/run.sh gateway-instructions   # callgrind: echo directly vs through `toolwire gateway` (TOOLWIRE_BIN)
 #   bench/run.sh soak --duration 120   # soak `toolwire serve` (default 600 s; build toolwire-cli first)
+#   bench/run.sh client          # client SDKs against hyper-echo: toolwire's vs rmcp's (client-compare.sh)
+#   bench/run.sh client-instructions   # the same clients under callgrind: instructions per call
 #
 # Everything runs on 127.0.0.1; each server is started fresh per run and
 # killed after it. Only same-run ratios mean anything on a shared machine.
@@ -22,6 +24,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [ "${1:-}" = toolwire-instructions ] || [ "${1:-}" = stdio-instructions ]; then
     cargo build --release --quiet --manifest-path "$here/Cargo.toml" --bin bench --bin toolwire-echo
+elif [ "${1:-}" = client ] || [ "${1:-}" = client-instructions ]; then
+    cargo build --release --quiet --manifest-path "$here/Cargo.toml" --bin hyper-echo --bin client-load
 else
     cargo build --release --quiet --manifest-path "$here/Cargo.toml" --bins
 fi
@@ -47,6 +51,9 @@ if [ "${1:-}" = gateway ] || [ "${1:-}" = gateway-instructions ]; then
         echo "run.sh: $TOOLWIRE_BIN not found: cargo build --release -p toolwire-cli, or set TOOLWIRE_BIN" >&2
         exit 1
     fi
+fi
+if [ "${1:-}" = client ] || [ "${1:-}" = client-instructions ]; then
+    exec "$here/client-compare.sh" "$@"
 fi
 if [ "${1:-}" = soak ]; then
     shift

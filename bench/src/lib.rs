@@ -2,9 +2,11 @@
 //! client sends and the checks on what comes back ([`workload`]), the
 //! toolwire server every toolwire figure is taken from ([`servers`]), the
 //! HTTP load generator ([`loadgen`]), open listen streams ([`listen`]),
-//! server processes and their memory ([`process`]), and the tables
-//! ([`report`]).
+//! server processes and their memory ([`process`]), the tables
+//! ([`report`]), and hyper-echo's answers to what is not a call
+//! ([`echo_other`]).
 
+pub mod echo_other;
 pub mod listen;
 pub mod loadgen;
 pub mod process;
