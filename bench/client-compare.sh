@@ -38,17 +38,25 @@ bin="${CARGO_TARGET_DIR:-$here/target}/release"
 for b in hyper-echo client-load; do
     [ -x "$bin/$b" ] || { echo "$bin/$b missing: bench/run.sh builds it" >&2; exit 1; }
 done
-port=$((20000 + RANDOM % 20000))
+# Below the ephemeral range (32768+), which rmcp's new connection per call churns through.
+port=$((20000 + RANDOM % 10000))
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; true; }
 trap cleanup EXIT
 
 start_server() {
-    port=$((port + 1))
-    taskset -c 0 "$bin/hyper-echo" "$port" >/dev/null 2>&1 &
-    server_pid=$!
-    for _ in $(seq 1 100); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && return; sleep 0.1; done
-    echo "hyper-echo did not listen on $port" >&2; exit 1
+    for _ in 1 2 3 4 5; do
+        port=$((port + 1))
+        taskset -c 0 "$bin/hyper-echo" "$port" >/dev/null 2>&1 &
+        server_pid=$!
+        for _ in $(seq 1 100); do
+            (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && return
+            kill -0 "$server_pid" 2>/dev/null || break  # it exited (port taken): next port
+            sleep 0.1
+        done
+        stop_server
+    done
+    echo "hyper-echo did not listen (ports up to $port)" >&2; exit 1
 }
 stop_server() {
     kill "$server_pid" 2>/dev/null || true
