@@ -74,7 +74,7 @@ echo
 if [ "$mode" = client ]; then
     echo "$concurrency callers sharing one client, ${warmup} s warm-up + ${duration} s measured, $rounds rounds; hyper-echo on CPU 0, client on CPU 1."
     echo
-    echo "| round | client | calls/s | p50 µs | p99 µs | client CPU µs/call | errors |"
+    echo "| round | client | calls/s | p50 µs | p99 µs | client CPU µs/call (user + sys) | errors |"
     echo "|---:|---|---:|---:|---:|---:|---:|"
     results=""
     for round in $(seq 1 "$rounds"); do
@@ -87,21 +87,23 @@ if [ "$mode" = client ]; then
             stop_server
             rps=$(field "$line" calls_per_s)
             errors=$(( $(field "$line" errors || echo 0) + $(field "$line" warmup_errors || echo 0) ))
-            echo "| $round | $client | $rps | $(field "$line" p50_us) | $(field "$line" p99_us) | $(field "$line" cpu_us_per_call) | $errors |"
-            results="$results$client $rps $(field "$line" cpu_us_per_call)"$'\n'
+            echo "| $round | $client | $rps | $(field "$line" p50_us) | $(field "$line" p99_us) | $(field "$line" cpu_us_per_call) ($(field "$line" user_us_per_call) + $(field "$line" sys_us_per_call)) | $errors |"
+            results="$results$client $rps $(field "$line" cpu_us_per_call) $(field "$line" user_us_per_call) $(field "$line" sys_us_per_call)"$'\n'
         done
     done
     rm -f /tmp/client-load.$$.err
     echo
-    echo "| client | mean calls/s | mean client CPU µs/call | toolwire ÷ this (calls/s) |"
+    echo "| client | mean calls/s | mean client CPU µs/call (user + sys) | toolwire ÷ this (calls/s) |"
     echo "|---|---:|---:|---:|"
     echo -n "$results" | awk '
-        { n[$1]++; rps[$1] += $2; cpu[$1] += $3; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
+        { n[$1]++; rps[$1] += $2; cpu[$1] += $3; usr[$1] += $4; sys[$1] += $5
+          if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
         END {
             tw = ("toolwire" in n) ? rps["toolwire"] / n["toolwire"] : 0
             for (i = 1; i <= k; i++) {
                 c = order[i]; m = rps[c] / n[c]
-                printf "| %s | %.0f | %.1f | %s |\n", c, m, cpu[c] / n[c], (tw > 0 && m > 0) ? sprintf("%.2f×", tw / m) : "-"
+                printf "| %s | %.0f | %.1f (%.1f + %.1f) | %s |\n", c, m, cpu[c] / n[c], usr[c] / n[c], sys[c] / n[c], \
+                    (tw > 0 && m > 0) ? sprintf("%.2f×", tw / m) : "-"
             }
         }'
 elif [ "$mode" = client-instructions ]; then

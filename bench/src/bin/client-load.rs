@@ -45,7 +45,8 @@
 //! alone, as `bench instructions` does for servers; divide its total by N.
 //!
 //! Prints one line: `client=… calls=… seconds=… calls_per_s=… p50_us=…
-//! p99_us=… cpu_us_per_call=… errors=… warmup_errors=…` and the first
+//! p99_us=… cpu_us_per_call=… user_us_per_call=… sys_us_per_call=…
+//! errors=… warmup_errors=…` and the first
 //! errors verbatim on stderr. Exits 1 when any call failed, warm-up included.
 
 use std::future::Future;
@@ -56,7 +57,46 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use serde_json::{Value, json};
 use toolwire_bench::loadgen::new_histogram;
-use toolwire_bench::process::cpu_time;
+
+/// CPU time this process has used so far, user and system apart (every
+/// thread), from `/proc/self/stat` (utime and stime, fields 14 and 15, in
+/// USER_HZ ticks: 100 a second).
+#[derive(Debug, Clone, Copy, Default)]
+struct Cpu {
+    user: Duration,
+    system: Duration,
+}
+
+impl Cpu {
+    fn now() -> Cpu {
+        let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+            return Cpu::default();
+        };
+        // The command name is in parentheses and may hold spaces: skip it.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return Cpu::default();
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // `rest` starts at field 3 (state).
+        let ticks = |i: usize| {
+            fields
+                .get(i - 3)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        Cpu {
+            user: Duration::from_millis(ticks(14) * 10),
+            system: Duration::from_millis(ticks(15) * 10),
+        }
+    }
+
+    fn since(self, before: Cpu) -> Cpu {
+        Cpu {
+            user: self.user.saturating_sub(before.user),
+            system: self.system.saturating_sub(before.system),
+        }
+    }
+}
 
 /// Longest wait for one call; a slower one is an error.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -275,7 +315,7 @@ async fn timed_call<C: Caller>(client: &C, text: &str) -> (Result<(), String>, D
 
 /// Timed mode: callers run until `end`; calls completing in
 /// `[measure_from, end)` are counted.
-async fn timed<C: Caller>(client: Arc<C>, options: &Options) -> (Tally, Duration, Duration) {
+async fn timed<C: Caller>(client: Arc<C>, options: &Options) -> (Tally, Duration, Cpu) {
     let start = Instant::now();
     let measure_from = start + options.warmup;
     let end = measure_from + options.duration;
@@ -306,10 +346,10 @@ async fn timed<C: Caller>(client: Arc<C>, options: &Options) -> (Tally, Duration
         }));
     }
     tokio::time::sleep_until(measure_from.into()).await;
-    let cpu_before = cpu_time(std::process::id());
+    let cpu_before = Cpu::now();
     let window_start = Instant::now();
     tokio::time::sleep_until(end.into()).await;
-    let cpu_after = cpu_time(std::process::id());
+    let cpu_after = Cpu::now();
     let window = window_start.elapsed();
     let mut total = Tally::new();
     for task in tasks {
@@ -321,7 +361,7 @@ async fn timed<C: Caller>(client: Arc<C>, options: &Options) -> (Tally, Duration
             }
         }
     }
-    (total, window, cpu_after.saturating_sub(cpu_before))
+    (total, window, cpu_after.since(cpu_before))
 }
 
 /// Exactly `n` calls from `concurrency` callers (a shared budget).
@@ -382,16 +422,16 @@ async fn requests<C: Caller>(
     client: Arc<C>,
     n: u64,
     options: &Options,
-) -> Result<(Tally, Duration, Duration), String> {
+) -> Result<(Tally, Duration, Cpu), String> {
     let warm = counted(&client, options.warmup_calls, options.concurrency, "w").await;
     if options.callgrind {
         callgrind_control("-z")?;
     }
-    let cpu_before = cpu_time(std::process::id());
+    let cpu_before = Cpu::now();
     let started = Instant::now();
     let mut tally = counted(&client, n, options.concurrency, "").await;
     let elapsed = started.elapsed();
-    let cpu = cpu_time(std::process::id()).saturating_sub(cpu_before);
+    let cpu = Cpu::now().since(cpu_before);
     if options.callgrind {
         callgrind_control("-d")?;
     }
@@ -417,9 +457,10 @@ async fn run<C: Caller>(client: C, options: &Options) -> Result<Tally, String> {
             tally.latency.value_at_quantile(q)
         }
     };
+    let per_call = |time: Duration| time.as_secs_f64() * 1e6 / tally.ok.max(1) as f64;
     println!(
         "client={} concurrency={} calls={} seconds={:.3} calls_per_s={:.0} p50_us={} p99_us={} \
-         cpu_us_per_call={:.1} errors={} warmup_errors={}",
+         cpu_us_per_call={:.1} user_us_per_call={:.1} sys_us_per_call={:.1} errors={} warmup_errors={}",
         options.sdk.label(),
         options.concurrency,
         tally.ok,
@@ -427,7 +468,9 @@ async fn run<C: Caller>(client: C, options: &Options) -> Result<Tally, String> {
         tally.ok as f64 / window.as_secs_f64().max(1e-9),
         quantile(0.5),
         quantile(0.99),
-        cpu.as_secs_f64() * 1e6 / tally.ok.max(1) as f64,
+        per_call(cpu.user + cpu.system),
+        per_call(cpu.user),
+        per_call(cpu.system),
         tally.errors,
         tally.warmup_errors,
     );
