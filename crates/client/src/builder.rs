@@ -10,6 +10,7 @@ use crate::client::{Client, ClientInner};
 use crate::handlers::{ElicitationHandler, Handlers, RootsProvider, SamplingHandler, StaticRoots};
 use crate::mrtr::{InboundAnswers, RequestInputs};
 use crate::options::TimeoutPolicy;
+use crate::request_text::DeclaredTexts;
 use crate::safety::{AllowAll, ApprovalHook, AuditHook};
 use crate::tool_book::ToolBook;
 use crate::transport::Transport;
@@ -215,6 +216,8 @@ impl ClientBuilder {
         let name = self.name.unwrap_or_else(|| server_key.clone());
         let cache = self.cache.unwrap_or_default();
         let request_inputs = RequestInputs::default();
+        let info = self.info;
+        let declared = DeclaredTexts::new(&capabilities, &info);
         self.transport.set_inbound(Arc::new(InboundAnswers {
             handlers: self.handlers.clone(),
             server: name.clone(),
@@ -227,10 +230,10 @@ impl ClientBuilder {
                 server_key,
                 watched,
                 transport: self.transport,
-                info: self.info,
                 version: RwLock::new(self.versions[0].clone()),
                 versions: self.versions,
                 handlers: self.handlers,
+                declared,
                 capabilities,
                 cache,
                 tools: RwLock::new(ToolBook::default()),

@@ -9,8 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::time::{Instant, sleep_until};
 use toolwire_protocol::{
-    ClientCapabilities, DiscoverResult, Implementation, JsonObject, Message, Meta, Request,
-    RequestId, ResultType, code,
+    ClientCapabilities, DiscoverResult, JsonObject, Message, Request, RequestId, ResultType, code,
 };
 
 use crate::cache::{Cache, CacheHints, Freshness};
@@ -18,6 +17,7 @@ use crate::error::{Error, TransportError};
 use crate::handlers::Handlers;
 use crate::mrtr::{Origin, RequestInputs, answer_all, parse_input_required, retry_params};
 use crate::options::{RequestNotification, RequestOptions, TimeoutPolicy};
+use crate::request_text::{DeclaredTexts, RequestMeta, params_with_meta};
 use crate::safety::{ApprovalHook, AuditHook};
 use crate::tool_book::ToolBook;
 use crate::transport::{Era, Exchange, OutgoingRequest, Transport, TransportKind};
@@ -73,11 +73,12 @@ pub(crate) struct ClientInner {
     pub name: String,
     pub transport: Arc<dyn Transport>,
     pub server_key: String,
-    pub info: Implementation,
     pub versions: Vec<String>,
     pub version: RwLock<String>,
     pub handlers: Handlers,
     pub capabilities: ClientCapabilities,
+    /// The capabilities and info as text, for every request's `_meta`.
+    pub declared: DeclaredTexts,
     pub cache: Cache,
     pub tools: RwLock<ToolBook>,
     pub approval: Arc<dyn ApprovalHook>,
@@ -307,26 +308,16 @@ impl Client {
         options: &RequestOptions,
         version: &str,
     ) -> Request {
-        let mut meta = Meta(options.meta.clone());
-        meta.0
-            .retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
-        meta.set_protocol_version(version);
-        meta.set_client_capabilities(
-            options
-                .capabilities
-                .as_ref()
-                .unwrap_or(&self.inner.capabilities),
-        );
-        meta.set_client_info(&self.inner.info);
-        if options.sink.is_some() {
-            meta.set_progress_token(&id);
-        }
-        if let Some(level) = options.log_level {
-            meta.set_log_level(level);
-        }
-        let mut params = params.clone();
-        params.insert("_meta".into(), Value::Object(meta.0));
-        Request::new(id, method, Some(params))
+        let meta = RequestMeta {
+            extra: &options.meta,
+            version,
+            capabilities: options.capabilities.as_ref(),
+            declared: &self.inner.declared,
+            progress_token: options.sink.is_some().then_some(&id),
+            log_level: options.log_level,
+        };
+        let params = params_with_meta(params, &meta);
+        Request::with_params(id, method, Some(params))
     }
 
     /// Runs a request that may answer `input_required` until it completes:

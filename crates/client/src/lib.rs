@@ -124,6 +124,7 @@ mod headers;
 mod listen;
 mod mrtr;
 mod options;
+mod request_text;
 mod safety;
 mod tool_book;
 mod tools;

@@ -55,7 +55,7 @@ pub use logging::*;
 pub use meta::{Meta, ProgressToken, keys};
 pub use mrtr::*;
 pub use notifications::*;
-pub use params::{MaybeObject, NotAnObject, Params, RawObject};
+pub use params::{MaybeObject, NotAnObject, Params, RawObject, object_member};
 pub use prompts::*;
 pub use resources::*;
 pub use result::*;

@@ -82,6 +82,87 @@ impl RawObject {
     }
 }
 
+/// The text of member `name` of the JSON object `object` (the last, if it
+/// is given twice), found without reading the other members into anything;
+/// `None` when `object` is not an object or has no such member.
+///
+/// ```
+/// use serde_json::value::RawValue;
+/// use toolwire_protocol::object_member;
+/// let meta: &RawValue = serde_json::from_str(r#"{"a": {"b": 1}, "v": "2026-07-28"}"#).unwrap();
+/// assert_eq!(object_member(meta, "v").map(|v| v.get()), Some(r#""2026-07-28""#));
+/// assert!(object_member(meta, "b").is_none());
+/// ```
+pub fn object_member<'a>(object: &'a RawValue, name: &str) -> Option<&'a RawValue> {
+    let mut deserializer = serde_json::Deserializer::from_str(object.get());
+    deserializer
+        .deserialize_map(FindMember(name))
+        .ok()
+        .flatten()
+}
+
+/// Looks through an object's members for one name.
+struct FindMember<'n>(&'n str);
+
+impl<'de> Visitor<'de> for FindMember<'_> {
+    type Value = Option<&'de RawValue>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        while let Some(matches) = map.next_key_seed(NameIs(self.0))? {
+            if matches {
+                found = Some(map.next_value::<&'de RawValue>()?);
+            } else {
+                map.next_value::<de::IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// A member name, compared with one name without being copied.
+struct NameIs<'n>(&'n str);
+
+impl<'de> de::DeserializeSeed<'de> for NameIs<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NameIs<'_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<bool, E> {
+        Ok(name == self.0)
+    }
+}
+
+impl FromIterator<(Box<str>, Box<RawValue>)> for RawObject {
+    /// An object of these members, in this order (written as they are).
+    ///
+    /// ```
+    /// use serde_json::value::to_raw_value;
+    /// use toolwire_protocol::RawObject;
+    /// let object: RawObject = [("n".into(), to_raw_value(&1).unwrap())].into_iter().collect();
+    /// assert_eq!(serde_json::to_string(&object).unwrap(), r#"{"n":1}"#);
+    /// ```
+    fn from_iter<I: IntoIterator<Item = (Box<str>, Box<RawValue>)>>(members: I) -> Self {
+        RawObject {
+            members: members.into_iter().collect(),
+        }
+    }
+}
+
 impl fmt::Debug for RawObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map()
@@ -441,6 +522,21 @@ mod tests {
 
     use super::*;
     use crate::Request;
+
+    #[test]
+    fn object_member_finds_the_last_of_a_name_escaped_or_not_and_nothing_in_other_values() {
+        let raw = |text: &str| -> Box<RawValue> { RawValue::from_string(text.to_owned()).unwrap() };
+        let object = raw(r#"{"k": 1, "n": {"k": 2}, "\u006b": [3], "x": "k"}"#);
+        assert_eq!(object_member(&object, "k").map(RawValue::get), Some("[3]"));
+        assert_eq!(
+            object_member(&object, "n").map(RawValue::get),
+            Some(r#"{"k": 2}"#)
+        );
+        assert!(object_member(&object, "missing").is_none());
+        for other in [r#""k""#, "[1]", "null", "2"] {
+            assert!(object_member(&raw(other), "k").is_none(), "{other}");
+        }
+    }
 
     #[test]
     fn members_are_kept_until_the_object_changes() {

@@ -1,11 +1,13 @@
 //! The Streamable HTTP transport: one POST per request, answered with JSON or
 //! with an SSE stream scoped to that request.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
-use toolwire_protocol::{Message, Request};
+use toolwire_protocol::{Message, Request, object_member};
 use toolwire_schema::header_value::encode_text;
 
 use super::legacy::{is_modern_error, is_modern_error_body, probe_verdict};
@@ -306,13 +308,13 @@ impl HttpInner {
             Some(session) => session.insert_headers(&mut headers)?,
             None => {
                 if let Some(version) = protocol_version(request) {
-                    insert(&mut headers, PROTOCOL_VERSION_HEADER, version)?;
+                    insert_value(&mut headers, known::protocol_version(), &version)?;
                 }
             }
         }
-        insert(&mut headers, METHOD_HEADER, &request.method)?;
+        insert_value(&mut headers, known::method(), &request.method)?;
         if let Some(name) = name_header_source(request) {
-            insert(&mut headers, NAME_HEADER, &encode_text(name))?;
+            insert_value(&mut headers, known::name(), &encode_text(&name))?;
         }
         for (name, value) in &outgoing.param_headers {
             insert(&mut headers, name, value)?;
@@ -468,29 +470,68 @@ async fn read_limited(
 fn insert(headers: &mut HeaderMap, name: &str, value: &str) -> Result<(), TransportError> {
     let name = HeaderName::from_bytes(name.as_bytes())
         .map_err(|e| TransportError::Io(format!("invalid header name {name:?}: {e}")))?;
+    insert_value(headers, name, value)
+}
+
+fn insert_value(
+    headers: &mut HeaderMap,
+    name: HeaderName,
+    value: &str,
+) -> Result<(), TransportError> {
     let value = HeaderValue::from_str(value)
         .map_err(|e| TransportError::Io(format!("invalid value for header {name}: {e}")))?;
     headers.insert(name, value);
     Ok(())
 }
 
-fn protocol_version(request: &Request) -> Option<&str> {
-    request
-        .params
-        .as_ref()?
-        .get("_meta")?
-        .get(toolwire_protocol::keys::PROTOCOL_VERSION)?
-        .as_str()
+/// The names of the headers every request carries, made without parsing.
+mod known {
+    use reqwest::header::HeaderName;
+
+    pub(super) fn protocol_version() -> HeaderName {
+        HeaderName::from_static("mcp-protocol-version")
+    }
+
+    pub(super) fn method() -> HeaderName {
+        HeaderName::from_static("mcp-method")
+    }
+
+    pub(super) fn name() -> HeaderName {
+        HeaderName::from_static("mcp-name")
+    }
+}
+
+/// `_meta`'s protocol version, read from the params' text.
+fn protocol_version(request: &Request) -> Option<Cow<'_, str>> {
+    let key = toolwire_protocol::keys::PROTOCOL_VERSION;
+    match request.params.as_ref()?.member("_meta")? {
+        Cow::Borrowed(meta) => string(object_member(meta, key)?),
+        Cow::Owned(meta) => string(object_member(&meta, key)?).map(|s| Cow::Owned(s.into_owned())),
+    }
 }
 
 /// `params.name` for `tools/call` and `prompts/get`, `params.uri` for `resources/read`.
-fn name_header_source(request: &Request) -> Option<&str> {
+fn name_header_source(request: &Request) -> Option<Cow<'_, str>> {
     let field = match request.method.as_str() {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
         _ => return None,
     };
-    request.params.as_ref()?.get(field)?.as_str()
+    match request.params.as_ref()?.member(field)? {
+        Cow::Borrowed(raw) => string(raw),
+        Cow::Owned(raw) => string(&raw).map(|s| Cow::Owned(s.into_owned())),
+    }
+}
+
+/// A JSON string's value (borrowed unless it has escapes); `None` for
+/// anything else.
+fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
+    match serde_json::from_str::<&str>(raw.get()) {
+        Ok(text) => Some(Cow::Borrowed(text)),
+        Err(_) => serde_json::from_str::<String>(raw.get())
+            .ok()
+            .map(Cow::Owned),
+    }
 }
 
 #[derive(Debug)]
@@ -561,5 +602,27 @@ mod tests {
         let none = HttpTransport::new("http://h/mcp").unwrap();
         assert_ne!(a.credentials_key(), b.credentials_key());
         assert_eq!(none.credentials_key(), "");
+    }
+
+    #[test]
+    fn the_known_header_names_are_the_documented_ones() {
+        let pairs = [
+            (known::protocol_version(), PROTOCOL_VERSION_HEADER),
+            (known::method(), METHOD_HEADER),
+            (known::name(), NAME_HEADER),
+        ];
+        for (name, documented) in pairs {
+            assert!(name.as_str().eq_ignore_ascii_case(documented), "{name}");
+        }
+    }
+
+    #[test]
+    fn headers_are_read_from_the_params_text() {
+        let request: Request = serde_json::from_str(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"caf\u00e9","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(protocol_version(&request).as_deref(), Some("2026-07-28"));
+        assert_eq!(name_header_source(&request).as_deref(), Some("café"));
     }
 }
