@@ -17,6 +17,10 @@ use crate::features::prompts::RegisteredPrompt;
 use crate::features::registry::{Named, RegisteredTool};
 use crate::features::resources::{RegisteredResource, RegisteredTemplate};
 
+/// Room for a list result's members other than its entries (the cursor,
+/// caching hints, `_meta` and the closing brackets) and the envelope's end.
+const HEAD_ROOM: usize = 512;
+
 /// A registry entry that a `*/list` method shows to the callers it permits.
 pub(crate) trait Listed: Named {
     /// The result of the method that lists this kind of entry.
@@ -188,6 +192,11 @@ impl Listing {
     /// Appends the result object, encoded: byte for byte the serialised
     /// [`Listing::into_object`].
     pub fn write(&self, out: &mut Vec<u8>) {
+        // One allocation for the page, not a doubling (and copy) per size:
+        // the entries' length, and room for the members around them (the
+        // buffer grew twice per page when only the entries were counted).
+        let entries: usize = self.entries.iter().map(|e| e.encoded_len() + 1).sum();
+        out.reserve(entries + HEAD_ROOM);
         out.push(b'{');
         for (index, (key, value)) in self.head.iter().enumerate() {
             if index > 0 {
@@ -214,14 +223,6 @@ impl Listing {
     }
 
     fn write_entries(&self, out: &mut Vec<u8>) {
-        // One allocation for the page, not a doubling (and copy) per size.
-        out.reserve(
-            2 + self
-                .entries
-                .iter()
-                .map(|e| e.encoded_len() + 1)
-                .sum::<usize>(),
-        );
         out.push(b'[');
         for (index, entry) in self.entries.iter().enumerate() {
             if index > 0 {
