@@ -2,7 +2,8 @@
 //! opens a session, later POSTs carry its `Mcp-Session-Id`, `GET` opens its
 //! standalone stream (or resumes one with `Last-Event-ID`), `DELETE` ends it.
 //!
-//! A request is run in its own task and writes to its own resumable stream:
+//! A request is served in its POST's task until it first waits, then in a
+//! task of its own, and writes to its own resumable stream:
 //! a response that comes alone is sent as plain JSON; anything before it
 //! (progress, logs, a request to the client) makes the reply an SSE stream,
 //! led by a priming event with a `retry` field. A client that drops that
@@ -155,13 +156,19 @@ impl Endpoint {
             outbox: Some(Outbox::sink(Arc::clone(&log) as _)),
             cancel,
         };
-        tokio::spawn(run_request(
+        let mut running = Box::pin(run_request(
             self.sessions.clone(),
             Arc::clone(&session),
             Arc::clone(&log),
             request,
             env,
         ));
+        // Served here until it first waits (most calls never do), then in a
+        // task of its own: a client that drops the connection must not
+        // cancel it (2025-11-25), and this future ends with the connection.
+        if futures::poll!(running.as_mut()).is_pending() {
+            tokio::spawn(running);
+        }
         match log.opening().await {
             Opening::OnlyResponse(json) => {
                 session.drop_stream(log.stream());
