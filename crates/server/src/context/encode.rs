@@ -1,12 +1,26 @@
 //! JSON encoding shared by the dispatcher, the list pages and every transport.
 
 use serde::Serialize;
-use toolwire_protocol::{ErrorObject, ErrorResponse, Message};
+use toolwire_protocol::{ErrorObject, ErrorResponse, Message, RequestId};
 
 /// Appends `value` as JSON. What is written here (ids, results,
 /// definitions) is plain data, whose serialisation cannot fail.
 pub(crate) fn write_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
     let _ = serde_json::to_writer(out, value);
+}
+
+/// Appends a successful response to request `id` whose result `write_result`
+/// appends: the envelope written around it, no message built.
+pub(crate) fn encode_result(
+    out: &mut Vec<u8>,
+    id: &RequestId,
+    write_result: impl FnOnce(&mut Vec<u8>),
+) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    write_json(out, id);
+    out.extend_from_slice(br#","result":"#);
+    write_result(out);
+    out.push(b'}');
 }
 
 /// Appends `message` as JSON, for every transport. Should it not serialise,

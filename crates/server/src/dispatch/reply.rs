@@ -5,7 +5,7 @@ use serde_json::Value;
 use toolwire_protocol::{CallToolResult, JsonObject, Message, RequestId, ResultResponse};
 
 use super::listen::Listening;
-use crate::context::encode::{encode_message, write_json};
+use crate::context::encode::{encode_message, encode_result, write_json};
 use crate::features::listing::Listing;
 use crate::security::sanitize::{Invisible, SanitizeReport, scrub_json_tail, scrub_value};
 
@@ -83,13 +83,7 @@ impl Reply {
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
             Reply::Message(message) => encode_message(out, message),
-            Reply::Answer(id, answer) => {
-                out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-                write_json(out, id);
-                out.extend_from_slice(br#","result":"#);
-                answer.write(out);
-                out.push(b'}');
-            }
+            Reply::Answer(id, answer) => encode_result(out, id, |out| answer.write(out)),
             Reply::Listening(listening) => encode_message(out, &listening.not_streamed()),
         }
     }

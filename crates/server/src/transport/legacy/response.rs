@@ -11,7 +11,7 @@ use serde::ser::SerializeMap;
 use serde_json::Value;
 use toolwire_protocol::{CallToolResult, ContentBlock, JsonObject, Message, RequestId, keys};
 
-use crate::context::encode::{encode_message, write_json};
+use crate::context::encode::{encode_message, encode_result, write_json};
 use crate::dispatch::{Answer, Reply};
 
 /// What a legacy session answers to one request.
@@ -38,11 +38,9 @@ impl LegacyResponse {
         match self {
             LegacyResponse::Message(message) => encode_message(out, message),
             LegacyResponse::ToolResult(id, result) => {
-                out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-                write_json(out, id);
-                out.extend_from_slice(br#","result":"#);
-                write_json(out, &LegacyToolResult::of(result));
-                out.push(b'}');
+                encode_result(out, id, |out| {
+                    write_json(out, &LegacyToolResult::of(result))
+                });
             }
         }
     }
