@@ -110,6 +110,7 @@ async fn shorthand(args: &GatewayArgs) -> Result<GatewayConfig, Failure> {
         call_limit: None,
         redis: None,
         tokens: Vec::new(),
+        ui: false,
         upstreams: vec![UpstreamConfig {
             name,
             prefix: String::new(),

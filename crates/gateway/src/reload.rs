@@ -194,5 +194,6 @@ fn fixed_keys_changed(old: &GatewayConfig, new: &GatewayConfig) -> Vec<String> {
     check("call_limit", old.call_limit != new.call_limit);
     check("redis", old.redis != new.redis);
     check("tokens", old.tokens != new.tokens);
+    check("ui", old.ui != new.ui);
     keys
 }

@@ -53,6 +53,7 @@ fn the_example_in_config_md_parses_into_the_expected_config() {
                 scopes: vec![],
             },
         ],
+        ui: false,
         upstreams: vec![
             UpstreamConfig {
                 name: "files".into(),
@@ -127,6 +128,7 @@ fn defaults_apply_when_keys_are_absent() {
             call_limit: None,
             redis: None,
             tokens: vec![],
+            ui: false,
             upstreams: vec![UpstreamConfig {
                 name: "echo".into(),
                 prefix: "echo".into(),
@@ -235,7 +237,7 @@ fn unknown_keys_are_refused_with_the_keys_expected() {
             with_gateway("listen = \"127.0.0.1:1\""),
             "gw.toml:3: gateway.listen: unknown key; expected one of http, stdio, \
              name_separator, max_name_len, audit, lock, pin, call_limit, redis, redis_url_env, \
-             tokens",
+             tokens, ui",
         ),
         (
             with_gateway("tokens = [{ env = \"A\", scope = [\"admin\"] }]"),
@@ -551,4 +553,44 @@ fn call_limit_is_n_per_secs() {
         "gw.toml:3: gateway.call_limit: expected \"N/SECS\" with whole numbers N and SECS \
          greater than 0, such as \"30/60\" (30 calls in 60 s), got \"fast\"",
     )]);
+}
+
+#[test]
+fn the_console_is_off_by_default() {
+    assert!(!parsed(&with_gateway("")).ui);
+    assert!(!parsed(&with_gateway("ui = false")).ui);
+    let on = parsed(&with_gateway(
+        "tokens = [{ env = \"GW_READER\" }, { env = \"GW_ADMIN\", scopes = [\"read\", \"admin\"] }]\n\
+         ui = true",
+    ));
+    assert!(on.ui);
+}
+
+#[test]
+fn the_console_needs_http_and_an_admin_token() {
+    let admin = "tokens = [{ env = \"GW_ADMIN\", scopes = [\"admin\"] }]";
+    assert_refusals(&[
+        (
+            format!(
+                "[gateway]\nstdio = true\n{admin}\nui = true\n\n\
+                 [[upstream]]\nname = \"files\"\ncommand = [\"server\"]\n"
+            ),
+            "gw.toml:4: gateway.ui: expected only with http = \"ADDR:PORT\": the console \
+             needs http",
+        ),
+        (
+            with_gateway("ui = true"),
+            "gw.toml:3: gateway.ui: the console admits only tokens with the admin scope: \
+             add scopes = [\"admin\"] to one of tokens",
+        ),
+        (
+            with_gateway("tokens = [{ env = \"GW_READER\", scopes = [\"read\"] }]\nui = true"),
+            "gw.toml:4: gateway.ui: the console admits only tokens with the admin scope: \
+             add scopes = [\"admin\"] to one of tokens",
+        ),
+        (
+            with_gateway("ui = \"yes\""),
+            "gw.toml:3: gateway.ui: expected true or false, got \"yes\"",
+        ),
+    ]);
 }

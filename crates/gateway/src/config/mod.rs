@@ -40,6 +40,9 @@ pub struct GatewayConfig {
     /// Bearer tokens downstream clients present (none: no authentication,
     /// allowed on loopback only).
     pub tokens: Vec<TokenConfig>,
+    /// Serve the web console at `/ui` beside `/mcp` (default false): HTTP
+    /// only, and only for tokens with the `admin` scope.
+    pub ui: bool,
     /// The servers behind the gateway, in the file's order.
     pub upstreams: Vec<UpstreamConfig>,
 }
@@ -213,6 +216,7 @@ const GATEWAY_KEYS: &[&str] = &[
     "redis",
     "redis_url_env",
     "tokens",
+    "ui",
 ];
 /// The keys of a `[[upstream]]`.
 const UPSTREAM_KEYS: &[&str] = &[

@@ -28,19 +28,31 @@ impl Table<'_> {
             })?
             .table("a [gateway] table")?;
         gateway.check_keys(GATEWAY_KEYS, TOKEN_HINT)?;
+        // Read in this order, so that the first problem is the one refused.
+        let listen = listen(&gateway)?;
+        let name_separator = name_separator(&gateway)?;
+        let max_name_len = max_name_len(&gateway)?;
+        let audit = audit(&gateway)?;
+        let lock = lock(&gateway)?;
+        let pin = pin(&gateway)?;
+        let call_limit = gateway
+            .get("call_limit")
+            .map(|field| rate_limit(&field))
+            .transpose()?;
+        let redis = redis(&gateway)?;
+        let tokens = tokens(&gateway)?;
+        let ui = ui(&gateway, &listen, &tokens)?;
         Ok(GatewayConfig {
-            listen: listen(&gateway)?,
-            name_separator: name_separator(&gateway)?,
-            max_name_len: max_name_len(&gateway)?,
-            audit: audit(&gateway)?,
-            lock: lock(&gateway)?,
-            pin: pin(&gateway)?,
-            call_limit: gateway
-                .get("call_limit")
-                .map(|field| rate_limit(&field))
-                .transpose()?,
-            redis: redis(&gateway)?,
-            tokens: tokens(&gateway)?,
+            listen,
+            name_separator,
+            max_name_len,
+            audit,
+            lock,
+            pin,
+            call_limit,
+            redis,
+            tokens,
+            ui,
             upstreams: lazy_needs_lock(&gateway, self, upstreams(self)?)?,
         })
     }
@@ -226,6 +238,32 @@ pub(super) fn pin(gateway: &Table) -> Checked<PinMode> {
             Err(field.error("expected only with lock = \"FILE\": pins are kept in the lock file"))
         }
     }
+}
+
+/// `ui`: `true` or `false` (the default); `true` needs `http` and a token
+/// with the `admin` scope.
+pub(super) fn ui(gateway: &Table, listen: &Listen, tokens: &[TokenConfig]) -> Checked<bool> {
+    let Some(field) = gateway.get("ui") else {
+        return Ok(false);
+    };
+    let on = field
+        .value
+        .get_ref()
+        .as_bool()
+        .ok_or_else(|| field.expected("true or false"))?;
+    if !on {
+        return Ok(false);
+    }
+    if *listen == Listen::Stdio {
+        return Err(field.error("expected only with http = \"ADDR:PORT\": the console needs http"));
+    }
+    if !tokens.iter().any(|t| t.scopes.iter().any(|s| s == "admin")) {
+        return Err(field.error(
+            "the console admits only tokens with the admin scope: \
+             add scopes = [\"admin\"] to one of tokens",
+        ));
+    }
+    Ok(true)
 }
 
 /// `tokens`: each variable in one entry only.
