@@ -46,6 +46,8 @@ pub(crate) struct Inner {
     pub(crate) slots: Mutex<Vec<Arc<Slot>>>,
     pub(crate) registry: Mutex<Registry>,
     pub(crate) pins: Option<Arc<PinStore>>,
+    /// Where calls and events are recorded, when anywhere.
+    pub(crate) audit: Option<Arc<AuditLog>>,
     /// Set by [`Gateway::watch_upstreams`]: upstreams added later are
     /// followed too.
     pub(crate) watching: std::sync::atomic::AtomicBool,
@@ -140,12 +142,7 @@ impl Gateway {
         config: &GatewayConfig,
         stores: SharedStores,
     ) -> Result<Gateway, GatewayError> {
-        let audit = match &config.audit {
-            Some(target) => Some(Arc::new(
-                AuditLog::open(target).map_err(GatewayError::Audit)?,
-            )),
-            None => None,
-        };
+        let audit = audit_log(config)?;
         let pins = match &config.lock {
             Some(path) => Some(Arc::new(
                 PinStore::open(path, config.pin).map_err(GatewayError::Lock)?,
@@ -158,7 +155,7 @@ impl Gateway {
         }
         let server = builder.build()?;
         let mut slots = Vec::new();
-        let mut registry = Registry::new(config, audit, pins.clone());
+        let mut registry = Registry::new(config, audit.clone(), pins.clone());
         for upstream in &config.upstreams {
             let (slot, error) = Slot::open(upstream, pins.as_deref());
             registry.set_failure(slots.len(), error);
@@ -171,6 +168,7 @@ impl Gateway {
                 slots: Mutex::new(slots),
                 registry: Mutex::new(registry),
                 pins,
+                audit,
                 watching: Default::default(),
             }),
         };
@@ -212,6 +210,13 @@ impl Gateway {
     /// The pins, when the configuration names a lock file.
     pub fn pins(&self) -> Option<&PinStore> {
         self.inner.pins.as_deref()
+    }
+
+    /// The audit log: the configured `audit` target, or with `ui = true`
+    /// and no target, one kept in memory for the console
+    /// ([`AuditLog::in_memory`]); `None` when calls are not recorded.
+    pub fn audit(&self) -> Option<Arc<AuditLog>> {
+        self.inner.audit.clone()
     }
 
     /// The upstreams left out now, and why.
@@ -354,6 +359,18 @@ impl Gateway {
             }
         }
     }
+}
+
+/// The audit log `config` asks for: its `audit` target, or in memory for
+/// the console (`ui = true`), or none.
+fn audit_log(config: &GatewayConfig) -> Result<Option<Arc<AuditLog>>, GatewayError> {
+    Ok(match &config.audit {
+        Some(target) => Some(Arc::new(
+            AuditLog::open(target).map_err(GatewayError::Audit)?,
+        )),
+        None if config.ui => Some(Arc::new(AuditLog::in_memory())),
+        None => None,
+    })
 }
 
 /// The tools pinned for `upstream` (none without a lock file).

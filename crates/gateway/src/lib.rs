@@ -69,7 +69,7 @@ pub mod scan;
 mod upstream;
 mod watch;
 
-pub use audit::{AuditLog, AuditRecord};
+pub use audit::{AuditLog, AuditRecord, RECENT_CALLS};
 pub use error::GatewayError;
 pub use gateway::{Gateway, STATE_KEYS_ENV, SharedStores};
 pub use glob::Glob;
