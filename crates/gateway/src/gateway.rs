@@ -15,6 +15,7 @@ use crate::error::GatewayError;
 use crate::hints::ListHints;
 use crate::pin::PinStore;
 use crate::registry::{ExposedTool, Registry, WithheldTool};
+use crate::status::Health;
 use crate::upstream::{UpstreamError, client_for};
 
 /// What one upstream lists.
@@ -63,6 +64,8 @@ pub(crate) struct Slot {
     pub(crate) started: Arc<watch::Sender<bool>>,
     /// True once a reload removed or replaced it: its watcher stops.
     pub(crate) retired: watch::Sender<bool>,
+    /// How its listings went, for [`Gateway::upstreams`].
+    pub(crate) health: Mutex<Health>,
 }
 
 impl Slot {
@@ -90,6 +93,7 @@ impl Slot {
             client,
             started: Arc::new(watch::channel(started).0),
             retired: watch::channel(false).0,
+            health: Mutex::default(),
         };
         (slot, error)
     }
@@ -102,6 +106,7 @@ impl Slot {
             client: old.client.clone(),
             started: Arc::clone(&old.started),
             retired: watch::channel(false).0,
+            health: Mutex::new(old.health()),
         }
     }
 
@@ -112,6 +117,7 @@ impl Slot {
             client: None,
             started: Arc::new(watch::channel(true).0),
             retired: watch::channel(true).0,
+            health: Mutex::default(),
         }
     }
 
@@ -121,6 +127,17 @@ impl Slot {
 
     pub(crate) fn is_retired(&self) -> bool {
         *self.retired.borrow()
+    }
+
+    /// How its listings went so far.
+    pub(crate) fn health(&self) -> Health {
+        self.health_mut().clone()
+    }
+
+    pub(crate) fn health_mut(&self) -> std::sync::MutexGuard<'_, Health> {
+        self.health
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -272,6 +289,13 @@ impl Gateway {
     /// none, and so on).
     pub(crate) async fn list(&self, index: usize) -> Result<Listing, UpstreamError> {
         let slot = self.inner.slot(index);
+        let listing = self.fetch(&slot, index).await;
+        slot.health_mut().listed(listing.is_ok());
+        listing
+    }
+
+    /// What upstream `index` (in `slot`) lists now.
+    async fn fetch(&self, slot: &Slot, index: usize) -> Result<Listing, UpstreamError> {
         let upstream = &slot.upstream;
         let Some(client) = &slot.client else {
             return Err(self

@@ -66,6 +66,7 @@ pub mod pin;
 mod registry;
 mod reload;
 pub mod scan;
+mod status;
 mod upstream;
 mod watch;
 
@@ -76,5 +77,6 @@ pub use glob::Glob;
 pub use names::{Collision, NameTable, Origin, exposed_name};
 pub use registry::{ExposedTool, WithheldTool};
 pub use reload::Reloaded;
+pub use status::{UpstreamKind, UpstreamState, UpstreamStatus};
 pub use upstream::{UpstreamError, client_for};
 pub use watch::POLL_EVERY;

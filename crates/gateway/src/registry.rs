@@ -161,6 +161,11 @@ impl Registry {
             .collect()
     }
 
+    /// How many tools of upstream `index` are served now.
+    pub(crate) fn served_count(&self, index: usize) -> usize {
+        self.served[index].len()
+    }
+
     pub(crate) fn failures(&self) -> Vec<UpstreamError> {
         self.failures.iter().flatten().cloned().collect()
     }

@@ -90,7 +90,9 @@ impl Gateway {
         let listed = listing.is_ok();
         self.apply(index, listing);
         if !listed {
-            return Some(backoff(delay));
+            let wait = backoff(delay);
+            slot.health_mut().retry_at(Instant::now() + wait);
+            return Some(wait);
         }
         if subscription.is_ok() && self.inner.lock().resource_uris_of(index) != watched {
             // Listen again, for the resources it serves now.
