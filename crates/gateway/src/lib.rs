@@ -52,6 +52,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod approve;
 mod audit;
 mod bridge;
 mod catalog;
@@ -68,8 +69,10 @@ mod reload;
 pub mod scan;
 mod status;
 mod upstream;
+mod views;
 mod watch;
 
+pub use approve::{Approval, ApproveError};
 pub use audit::{AuditLog, AuditRecord, RECENT_CALLS};
 pub use error::GatewayError;
 pub use gateway::{Gateway, STATE_KEYS_ENV, SharedStores};
@@ -79,4 +82,5 @@ pub use registry::{ExposedTool, WithheldTool};
 pub use reload::Reloaded;
 pub use status::{UpstreamKind, UpstreamState, UpstreamStatus};
 pub use upstream::{UpstreamError, client_for};
+pub use views::{ToolPin, ToolView};
 pub use watch::POLL_EVERY;

@@ -111,6 +111,12 @@ impl PinStore {
         }
     }
 
+    /// The pin recorded for `tool` of `upstream`, when there is one (for a
+    /// tool withheld because it changed: the definition approved last).
+    pub fn pin(&self, upstream: &str, tool: &str) -> Option<Pin> {
+        self.lock().tools.get(&key(upstream, tool)).cloned()
+    }
+
     /// The definitions pinned for `upstream`, by tool name (those a lazy
     /// upstream is served with until it starts).
     pub fn pinned(&self, upstream: &str) -> Vec<Tool> {

@@ -129,24 +129,67 @@ impl Registry {
     /// Signs of tool poisoning in each served tool, by exposed name (only
     /// tools with findings).
     pub(crate) fn findings(&self) -> Vec<(String, Vec<String>)> {
-        let served = || self.served.iter().flatten();
-        let names: Vec<String> = served()
-            .flat_map(|s| [s.exposed.name.clone(), s.exposed.upstream_tool.clone()])
-            .collect();
-        served()
+        let names = self.served_names();
+        self.served
+            .iter()
+            .flatten()
             .map(|s| {
-                let others: Vec<String> = names
-                    .iter()
-                    .filter(|n| **n != s.exposed.name && **n != s.exposed.upstream_tool)
-                    .cloned()
-                    .collect();
-                (
-                    s.exposed.name.clone(),
-                    crate::scan::findings(&s.definition, &others),
-                )
+                let found = findings_among(&s.definition, &s.exposed, &names);
+                (s.exposed.name.clone(), found)
             })
             .filter(|(_, found)| !found.is_empty())
             .collect()
+    }
+
+    /// The exposed and upstream names of every tool served now.
+    pub(crate) fn served_names(&self) -> Vec<String> {
+        self.served
+            .iter()
+            .flatten()
+            .flat_map(|s| [s.exposed.name.clone(), s.exposed.upstream_tool.clone()])
+            .collect()
+    }
+
+    /// The tools served now and their definitions as their upstreams serve
+    /// them, in serving order.
+    pub(crate) fn served_definitions(&self) -> impl Iterator<Item = (&ExposedTool, &Tool)> {
+        self.served
+            .iter()
+            .flatten()
+            .map(|s| (&s.exposed, &s.definition))
+    }
+
+    /// The tools withheld now, each with how it would be served (its
+    /// exposed name and scope).
+    pub(crate) fn withheld_as(&self) -> Vec<(&WithheldTool, ExposedTool)> {
+        let mut tools = Vec::new();
+        for (index, withheld) in self.withheld.iter().enumerate() {
+            let upstream = &self.config.upstreams[index];
+            for tool in withheld {
+                let exposed = ExposedTool {
+                    name: self.exposed_name(upstream, &tool.tool),
+                    upstream: upstream.name.clone(),
+                    upstream_tool: tool.tool.clone(),
+                    scope: scope_of(upstream, &tool.tool),
+                };
+                tools.push((tool, exposed));
+            }
+        }
+        tools
+    }
+
+    /// The number of the upstream named `upstream` whose tool `tool` is
+    /// withheld now, and that tool's definition now.
+    pub(crate) fn withheld_tool(&self, upstream: &str, tool: &str) -> Option<(usize, Tool)> {
+        self.withheld
+            .iter()
+            .enumerate()
+            .find_map(|(index, withheld)| {
+                withheld
+                    .iter()
+                    .find(|w| w.upstream == upstream && w.tool == tool)
+                    .map(|w| (index, w.definition.clone()))
+            })
     }
 
     pub(crate) fn withheld(&self) -> Vec<WithheldTool> {
@@ -504,6 +547,21 @@ impl Registry {
             name: collision.name,
         }
     }
+}
+
+/// The findings for `definition`, served (or withheld) as `exposed`, when
+/// the gateway serves tools of these `names` (see [`crate::scan::findings`]).
+pub(crate) fn findings_among(
+    definition: &Tool,
+    exposed: &ExposedTool,
+    names: &[String],
+) -> Vec<String> {
+    let others: Vec<String> = names
+        .iter()
+        .filter(|n| **n != exposed.name && **n != exposed.upstream_tool)
+        .cloned()
+        .collect();
+    crate::scan::findings(definition, &others)
 }
 
 /// True when `upstream`'s policy serves `tool`: allowed (or no allow list)
