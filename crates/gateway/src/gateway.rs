@@ -7,13 +7,16 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use toolwire_client::Client;
 use toolwire_server::protocol::{Prompt, Resource, ResourceTemplate, Tool};
-use toolwire_server::{ChangeFeed, RateLimitStore, Server, ServerBuilder, StateKey};
+use toolwire_server::{
+    ChangeFeed, InMemoryRateLimits, RateLimitStore, Server, ServerBuilder, StateKey,
+};
 
 use crate::audit::AuditLog;
 use crate::config::{GatewayConfig, StartMode, UpstreamConfig};
 use crate::error::GatewayError;
 use crate::hints::ListHints;
 use crate::pin::PinStore;
+use crate::rate_use::MeteredRateLimits;
 use crate::registry::{ExposedTool, Registry, WithheldTool};
 use crate::status::Health;
 use crate::upstream::{UpstreamError, client_for};
@@ -47,6 +50,8 @@ pub(crate) struct Inner {
     pub(crate) slots: Mutex<Vec<Arc<Slot>>>,
     pub(crate) registry: Mutex<Registry>,
     pub(crate) pins: Option<Arc<PinStore>>,
+    /// The server's rate-limit store, counting each principal's use.
+    pub(crate) rate_limits: Arc<MeteredRateLimits>,
     /// Where calls and events are recorded, when anywhere.
     pub(crate) audit: Option<Arc<AuditLog>>,
     /// Set by [`Gateway::watch_upstreams`]: upstreams added later are
@@ -166,7 +171,15 @@ impl Gateway {
             )),
             None => None,
         };
-        let mut builder = stores.apply(server_builder()?);
+        let rate_limits = Arc::new(MeteredRateLimits::new(
+            stores
+                .rate_limits
+                .clone()
+                .unwrap_or_else(|| Arc::new(InMemoryRateLimits::new())),
+        ));
+        let mut builder = stores
+            .apply(server_builder()?)
+            .rate_limit_store(rate_limits.clone());
         if let Some(limit) = config.call_limit {
             builder = builder.tool_call_limit(limit);
         }
@@ -186,6 +199,7 @@ impl Gateway {
                 registry: Mutex::new(registry),
                 pins,
                 audit,
+                rate_limits,
                 watching: Default::default(),
             }),
         };
@@ -452,10 +466,9 @@ impl std::fmt::Debug for SharedStores {
 }
 
 impl SharedStores {
+    /// `builder` with the change feed (the rate limits go through
+    /// [`MeteredRateLimits`], set by [`Gateway::start_with`]).
     fn apply(self, mut builder: ServerBuilder) -> ServerBuilder {
-        if let Some(store) = self.rate_limits {
-            builder = builder.rate_limit_store(store);
-        }
         if let Some(feed) = self.change_feed {
             builder = builder.change_feed(feed);
         }

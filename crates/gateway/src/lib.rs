@@ -9,6 +9,13 @@
 //! cancellation, and one audit record per call. [`Gateway::reload`] takes a
 //! new configuration while serving (the CLI calls it on SIGHUP).
 //!
+//! What a web console shows comes from here too: [`Gateway::upstreams`]
+//! (each upstream's state), [`Gateway::tool_views`] (every tool, served or
+//! withheld by its pin), [`Gateway::approve`] (the one approval path, also
+//! `toolwire gateway approve`'s), [`Gateway::audit`] (the latest calls and
+//! a feed of new ones) and [`Gateway::rate_use`] (each principal's use of
+//! the rate limits).
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use toolwire_gateway::{Gateway, config::GatewayConfig};
@@ -64,6 +71,7 @@ mod glob;
 mod hints;
 mod names;
 pub mod pin;
+mod rate_use;
 mod registry;
 mod reload;
 pub mod scan;
@@ -78,6 +86,7 @@ pub use error::GatewayError;
 pub use gateway::{Gateway, STATE_KEYS_ENV, SharedStores};
 pub use glob::Glob;
 pub use names::{Collision, NameTable, Origin, exposed_name};
+pub use rate_use::{MAX_METERED_KEYS, MeteredRateLimits, RateUse};
 pub use registry::{ExposedTool, WithheldTool};
 pub use reload::Reloaded;
 pub use status::{UpstreamKind, UpstreamState, UpstreamStatus};

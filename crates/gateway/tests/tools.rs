@@ -1,7 +1,8 @@
 //! Every tool as the console sees it (`Gateway::tool_views`), approving a
 //! drifted one (`Gateway::approve`), and the audit log the console reads
-//! (`Gateway::audit`), against a real upstream on loopback HTTP whose tool
-//! changes its description after it was pinned.
+//! (`Gateway::audit`) and each principal's use of the rate limits
+//! (`Gateway::rate_use`), against a real upstream on loopback HTTP whose
+//! tool changes its description after it was pinned.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -11,10 +12,10 @@ use toolwire_client::Client;
 use toolwire_client::transport::HttpTransport;
 use toolwire_gateway::config::GatewayConfig;
 use toolwire_gateway::pin::{canonical_definition, fingerprint};
-use toolwire_gateway::{Approval, ApproveError, Gateway, ToolPin, ToolView};
+use toolwire_gateway::{Approval, ApproveError, Gateway, RateUse, ToolPin, ToolView};
 use toolwire_server::http::{HttpConfig, HttpServer};
 use toolwire_server::protocol::Tool;
-use toolwire_server::{NoArgs, RequestContext, Server, ToolBuilder};
+use toolwire_server::{NoArgs, RateLimit, RequestContext, Server, ToolBuilder};
 
 const HONEST: &str = "Adds two numbers";
 const SNEAKY: &str =
@@ -250,4 +251,54 @@ async fn with_the_console_and_no_audit_target_calls_are_kept_in_memory() {
         ("u__echo", "echo", "ok")
     );
     assert_eq!(audit.recent(), [record]);
+}
+
+#[tokio::test]
+async fn rate_use_counts_each_principals_calls_against_each_limit() {
+    let (_upstream, url) = upstream().await;
+    let text = format!(
+        "[gateway]\nhttp = \"127.0.0.1:0\"\ncall_limit = \"50/1\"\n\n\
+         [[upstream]]\nname = \"u\"\nurl = {url:?}\nrate_limit = \"2/60\"\n"
+    );
+    let config = GatewayConfig::parse(&text, "gw.toml").unwrap();
+    let gateway = Gateway::start(&config).await.unwrap();
+    assert_eq!(gateway.rate_use(), []);
+    let client = Client::builder(
+        HttpTransport::builder(serve(gateway.server().clone()).await)
+            .build()
+            .unwrap(),
+    )
+    .timeout(Duration::from_secs(10))
+    .build();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    for _ in 0..3 {
+        let _ = client.call_tool("u__echo", json!({})).await;
+    }
+    let uses = gateway.rate_use();
+    let last_refused = uses[1].last_refused_ms.unwrap();
+    assert!(last_refused >= before, "{last_refused} < {before}");
+    assert_eq!(
+        uses,
+        [
+            RateUse {
+                principal: "anonymous".into(),
+                tool: None,
+                limit: RateLimit::new(50, Duration::from_secs(1)),
+                used: 3,
+                refused: 0,
+                last_refused_ms: None,
+            },
+            RateUse {
+                principal: "anonymous".into(),
+                tool: Some("u__echo".into()),
+                limit: RateLimit::new(2, Duration::from_secs(60)),
+                used: 2,
+                refused: 1,
+                last_refused_ms: Some(last_refused),
+            },
+        ]
+    );
 }
