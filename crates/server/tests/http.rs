@@ -1650,3 +1650,25 @@ async fn header_mismatch_messages_say_exactly_what_differs() {
     }
     h.stop().await;
 }
+
+#[tokio::test]
+async fn routes_added_beside_the_endpoint_share_its_listener() {
+    let server = Server::builder("beside", "1").build().unwrap();
+    let page = axum::Router::new().route("/healthz", axum::routing::get(|| async { "fine" }));
+    let http = HttpServer::bind("127.0.0.1:0".parse().unwrap(), server, HttpConfig::new())
+        .await
+        .unwrap()
+        .with_routes(page);
+    let base = format!("http://{}", http.local_addr());
+    let task = tokio::spawn(http.run());
+    let client = reqwest::Client::new();
+    let page = client.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(page.text().await.unwrap(), "fine");
+    let listed = post_to(&client, &format!("{base}/mcp"), &list(1)).await;
+    let reply = json_reply(listed, StatusCode::OK).await;
+    assert_eq!(reply["result"]["tools"], json!([]), "{reply}");
+    let missing = client.get(format!("{base}/nothing")).send().await.unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    task.abort();
+}

@@ -221,6 +221,33 @@ impl HttpServer {
         })
     }
 
+    /// Serves `routes` beside the MCP endpoint, on the same listener and
+    /// connections (a health check, an admin page). The endpoint's checks
+    /// (Host and Origin, authentication, rate limits) do not apply to them:
+    /// each route guards itself.
+    ///
+    /// # Panics
+    ///
+    /// When one of `routes` overlaps the endpoint's path (as
+    /// [`Router::merge`] does).
+    ///
+    /// ```no_run
+    /// # async fn demo(server: toolwire_server::Server) -> std::io::Result<()> {
+    /// use axum::routing::get;
+    /// use toolwire_server::http::{HttpConfig, HttpServer};
+    /// let health = axum::Router::new().route("/healthz", get(|| async { "ok" }));
+    /// HttpServer::bind("127.0.0.1:0".parse().unwrap(), server, HttpConfig::new())
+    ///     .await?
+    ///     .with_routes(health)
+    ///     .run()
+    ///     .await
+    /// # }
+    /// ```
+    pub fn with_routes(mut self, routes: Router) -> HttpServer {
+        self.router = self.router.merge(routes);
+        self
+    }
+
     /// The legacy (2025-11-25) sessions open on this endpoint.
     pub fn sessions(&self) -> &SessionTable {
         &self.sessions
