@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use toolwire::server::http::{HttpConfig, HttpServer};
+use toolwire_console::ConsoleConfig;
 use toolwire_gateway::config::{
     AuditTarget, GatewayConfig, Listen, RedisTarget, StartMode, TokenConfig, UpstreamConfig,
     UpstreamTransport,
@@ -19,6 +20,7 @@ use crate::failure::Failure;
 use crate::safe_text;
 use crate::serve::{
     auth_config, bind_failure, connect_redis, parse_token, resolve, shutdown_signal,
+    token_principal,
 };
 
 /// `toolwire gateway --config FILE`, `toolwire gateway check --config FILE`,
@@ -213,7 +215,6 @@ async fn approve(config: &GatewayConfig, only: Option<&str>) -> Result<(), Failu
         ));
     }
     let gateway = start(config).await?;
-    let pins = gateway.pins().expect("a lock file is configured");
     let selected: Vec<WithheldTool> = gateway
         .withheld()
         .into_iter()
@@ -230,8 +231,10 @@ async fn approve(config: &GatewayConfig, only: Option<&str>) -> Result<(), Failu
         return Ok(());
     }
     for withheld in &selected {
-        pins.approve(&withheld.upstream, &withheld.definition)
-            .map_err(|e| Failure::protocol(format!("cannot write the lock file: {e}")))?;
+        gateway
+            .approve(&withheld.upstream, &withheld.tool, "cli")
+            .await
+            .map_err(|e| Failure::protocol(e.to_string()))?;
         println!(
             "{}",
             safe_text::line(&format!("approved {}", describe(withheld)))
@@ -298,8 +301,12 @@ async fn serve(
             if !tokens.is_empty() {
                 http = http.auth(auth_config(addr, &tokens, "toolwire gateway")?);
             }
-            let http = HttpServer::from_listener(listener, server, http)
+            let mut http = HttpServer::from_listener(listener, server, http)
                 .map_err(|e| bind_failure(addr, e))?;
+            if config.ui {
+                http = http.with_routes(console_routes(&gateway, &tokens));
+                eprintln!("toolwire: gateway console at http://{addr}/ui (admin tokens only)");
+            }
             eprintln!(
                 "toolwire: gateway serving {} tools at http://{}/mcp (Ctrl-C to stop)",
                 gateway.tools().len(),
@@ -310,6 +317,17 @@ async fn serve(
                 .map_err(|e| Failure::protocol(format!("the HTTP server failed: {e}")))
         }
     }
+}
+
+/// The console's pages (`[gateway] ui = true`): the tokens log in as the
+/// principals the MCP endpoint names them (`token-1`, `token-2`, …), and
+/// only those with the admin scope get in.
+fn console_routes(gateway: &Gateway, tokens: &[(String, Vec<String>)]) -> axum::Router {
+    let mut console = ConsoleConfig::new();
+    for (index, (token, scopes)) in tokens.iter().enumerate() {
+        console = console.token(token, &token_principal(index), scopes.clone());
+    }
+    toolwire_console::router(gateway.clone(), console)
 }
 
 /// Reads the file again on each SIGHUP and serves what it says (see

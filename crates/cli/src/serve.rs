@@ -310,7 +310,7 @@ pub(crate) fn auth_config(
 ) -> Result<AuthConfig, Failure> {
     let mut table = StaticTokens::new();
     for (index, (token, scopes)) in tokens.iter().enumerate() {
-        let principal = Principal::new(format!("token-{}", index + 1)).with_scopes(scopes.clone());
+        let principal = Principal::new(token_principal(index)).with_scopes(scopes.clone());
         table = table.token(token, principal);
     }
     let resource = format!("http://{addr}/mcp");
@@ -322,6 +322,11 @@ pub(crate) fn auth_config(
         "bearer tokens required (`toolwire list URL --bearer TOKEN`)"
     );
     Ok(config)
+}
+
+/// The principal the `index`th configured token names: `token-1`, …
+pub(crate) fn token_principal(index: usize) -> String {
+    format!("token-{}", index + 1)
 }
 
 /// `host:port`, `[v6]:port`, or a port alone (on 127.0.0.1).
