@@ -305,13 +305,15 @@ async fn serve(
                 .map_err(|e| bind_failure(addr, e))?;
             if config.ui {
                 http = http.with_routes(console_routes(&gateway, &tokens));
-                eprintln!("toolwire: gateway console at http://{addr}/ui (admin tokens only)");
             }
             eprintln!(
                 "toolwire: gateway serving {} tools at http://{}/mcp (Ctrl-C to stop)",
                 gateway.tools().len(),
                 http.local_addr()
             );
+            if config.ui {
+                eprintln!("toolwire: the console is at http://{addr}/ui (admin tokens only)");
+            }
             http.run_until(shutdown)
                 .await
                 .map_err(|e| Failure::protocol(format!("the HTTP server failed: {e}")))

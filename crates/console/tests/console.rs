@@ -405,7 +405,7 @@ async fn a_drifted_tool_is_approved_after_its_diff() {
         .page("/ui/tools/notes/search?approved=true", &cookie)
         .await;
     assert!(
-        after.contains("<p id=\"flash\" role=\"status\">Approved"),
+        after.contains("<p id=\"flash\" role=\"status\">Definition approved"),
         "{after}"
     );
     assert!(!after.contains("<form id=\"approve\""), "{after}");

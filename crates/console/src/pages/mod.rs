@@ -50,6 +50,7 @@ pub(crate) fn layout(title: &str, session: Option<&Session>, current: Nav, body:
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · toolwire gateway" }
+                link rel="icon" href="/ui/assets/favicon.svg" type="image/svg+xml";
                 link rel="stylesheet" href="/ui/assets/console.css";
                 script src="/ui/assets/console.js" defer {}
             }

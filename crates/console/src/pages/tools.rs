@@ -70,7 +70,7 @@ pub(crate) async fn detail(
     };
     let body = html! {
         @if flash.approved {
-            p #flash role="status" { "Approved: the definition below is pinned and served." }
+            p #flash role="status" { "Definition approved: it is pinned and served." }
         }
         dl.facts {
             dt { "From" } dd { (view.upstream) " / " code { (view.upstream_tool) } }
