@@ -229,11 +229,18 @@ fn the_console_works_in_a_real_browser() {
         &["gateway", "--config", config.to_str().unwrap()],
         &[("GW_ADMIN_TOKEN", &admin), ("GW_READER_TOKEN", &reader)],
     );
-    let base = gateway
-        .url
-        .strip_suffix("/mcp")
-        .unwrap_or_else(|| panic!("the gateway's URL ends in /mcp: {}", gateway.url))
+    // `Served` takes the first line with a URL, which with `ui = true` is the
+    // console's (`toolwire: gateway console at http://ADDR/ui ...`): the
+    // endpoint's own line says where the MCP endpoint is.
+    let serving = gateway.wait_for_log("toolwire: gateway serving ");
+    let base = serving
+        .split(" at ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|url| url.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("no http://ADDR/mcp in {serving:?}"))
         .to_owned();
+    assert!(base.starts_with("http://"), "{serving:?}");
 
     let screenshots = screenshot_dir();
     println!("console screenshots: {}", screenshots.display());

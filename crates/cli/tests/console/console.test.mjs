@@ -56,6 +56,7 @@ async function step(number, name, body) {
 
 async function shot(name) {
   const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: file, fullPage: true });
 }
 
@@ -237,7 +238,7 @@ async function approve() {
   await page.click('#approve-submit');
   await page.waitForSelector('#flash', { timeout: WAIT_MS });
   assert.equal(pathOf(page.url()), '/ui/tools/notes/search', 'back on the detail page');
-  assert.match(await text('#flash'), /approved/);
+  assert.match(await text('#flash'), /approved/i);
   await shot('05-approved');
 
   await page.goto(url('/ui/tools'));
@@ -281,7 +282,9 @@ async function auditLive() {
   assert.equal(await row.getAttribute('data-upstream'), 'notes', 'the new row\'s upstream');
   await shot('06-audit-live');
 
-  // Filtered by tool.
+  // Filtered by tool. The filter's choices are those of the page as loaded
+  // (a tool first seen over the live stream is not among them): load it again.
+  await page.goto(url('/ui/audit'));
   const field = page.locator('#filter [name="tool"]').first();
   assert.equal(await field.count(), 1, '#filter has a field named tool');
   const tag = await field.evaluate((element) => element.tagName.toLowerCase());
@@ -354,6 +357,9 @@ try {
   page = await context.newPage();
   page.setDefaultTimeout(WAIT_MS);
   page.on('pageerror', (error) => pageErrors.push(`${page.url()}: ${error.message}`));
+  page.on('response', (response) => {
+    if (response.status() >= 400) console.log(`  [browser] ${response.status()} for ${response.request().method()} ${response.url()}`);
+  });
   page.on('console', (message) => {
     if (message.type() === 'error') console.log(`  [browser console] ${page.url()}: ${message.text()}`);
   });
