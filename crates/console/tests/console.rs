@@ -343,6 +343,17 @@ async fn the_pages_show_upstreams_tools_and_limits_escaped() {
     let unknown = h.get("/ui/tools/notes/nothing", Some(&cookie)).await;
     assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
 
+    // A tool not called yet can be chosen: its first rows may arrive live.
+    let audit = h.page("/ui/audit", &cookie).await;
+    assert!(
+        audit.contains("<option value=\"notes__search\">notes__search</option>"),
+        "{audit}"
+    );
+    assert!(
+        audit.contains("<option value=\"notes\">notes</option>"),
+        "{audit}"
+    );
+
     let script = h.get("/ui/assets/console.js", Some(&cookie)).await;
     assert_eq!(
         script.headers()["content-type"],

@@ -60,7 +60,7 @@ pub(crate) async fn page(
         return layout("Audit", Some(&session), Nav::Audit, body);
     };
     let records = log.recent();
-    let choices = Choices::of(&records);
+    let choices = Choices::of(&records, &console.gateway);
     let shown: Vec<&AuditRecord> = records
         .iter()
         .rev()
@@ -120,7 +120,9 @@ fn calls(
     })
 }
 
-/// The values the filter's lists offer: those seen in the records.
+/// The values the filter's lists offer: those seen in the records, and
+/// the upstreams and tools the gateway has now (so a tool not called yet,
+/// whose first rows arrive live, can be chosen too).
 struct Choices {
     principals: Vec<String>,
     upstreams: Vec<String>,
@@ -128,19 +130,23 @@ struct Choices {
 }
 
 impl Choices {
-    fn of(records: &[AuditRecord]) -> Choices {
-        let distinct = |get: fn(&AuditRecord) -> &String| {
-            let mut values: Vec<String> = records.iter().map(|r| get(r).clone()).collect();
-            values.sort();
-            values.dedup();
-            values
-        };
+    fn of(records: &[AuditRecord], gateway: &toolwire_gateway::Gateway) -> Choices {
+        let upstreams = gateway.upstreams().into_iter().map(|u| u.name);
+        let tools = gateway.tool_views().into_iter().map(|t| t.name);
         Choices {
-            principals: distinct(|r| &r.principal),
-            upstreams: distinct(|r| &r.upstream),
-            tools: distinct(|r| &r.tool),
+            principals: distinct(records.iter().map(|r| r.principal.clone())),
+            upstreams: distinct(records.iter().map(|r| r.upstream.clone()).chain(upstreams)),
+            tools: distinct(records.iter().map(|r| r.tool.clone()).chain(tools)),
         }
     }
+}
+
+/// `values` sorted, each once.
+fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
+    let mut values: Vec<String> = values.collect();
+    values.sort();
+    values.dedup();
+    values
 }
 
 fn filter_form(filter: &Filter, choices: &Choices) -> Markup {
