@@ -15,7 +15,6 @@ use tokio::time::Instant;
 use toolwire_server::{RateLimit, RateLimitStore};
 
 use crate::audit::AuditRecord;
-use crate::gateway::Gateway;
 
 /// The most buckets metered; beyond, the one used longest ago is dropped.
 pub const MAX_METERED_KEYS: usize = 10_000;
@@ -46,7 +45,7 @@ pub struct RateUse {
 
 /// A [`RateLimitStore`] that passes every check to another store and
 /// counts, per bucket of tool calls, what was allowed and refused (see
-/// [`Gateway::rate_use`]). Buckets of other keys are passed through
+/// [`Gateway::rate_use`](crate::Gateway::rate_use)). Buckets of other keys are passed through
 /// uncounted.
 #[derive(Debug)]
 pub struct MeteredRateLimits {
@@ -224,16 +223,6 @@ fn parse_key(key: &str) -> Option<(String, Option<String>)> {
         who => who.strip_prefix("s:").unwrap_or(who),
     };
     Some((principal.to_owned(), tool))
-}
-
-impl Gateway {
-    /// Each principal's use of the tool-call limits (`call_limit` and the
-    /// upstreams' `rate_limit`), sorted by principal, then tool. The counts
-    /// are this instance's, since it started: with limits shared through
-    /// Redis, calls served by other instances are not counted here.
-    pub fn rate_use(&self) -> Vec<RateUse> {
-        self.inner.rate_limits.uses()
-    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@ use tokio::time::Instant;
 use toolwire_client::transport::Era;
 
 use crate::config::UpstreamTransport;
-use crate::gateway::{Gateway, Slot};
 
 /// One upstream as it is now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +61,7 @@ pub enum UpstreamState {
     BackingOff {
         /// How long until the next attempt: zero when it is due or under
         /// way, or when nothing follows the upstream (the gateway was not
-        /// asked to [`Gateway::watch_upstreams`]).
+        /// asked to [`Gateway::watch_upstreams`](crate::Gateway::watch_upstreams)).
         retry_in: Duration,
     },
     /// Its client could not be made (e.g. its `bearer_env` is not set): it
@@ -125,46 +124,8 @@ impl Health {
     }
 }
 
-impl Gateway {
-    /// Every upstream as it is now, in the configuration's order (after a
-    /// reload, the upstreams it added or changed last); those a reload
-    /// removed are left out.
-    pub fn upstreams(&self) -> Vec<UpstreamStatus> {
-        let now = Instant::now();
-        self.inner
-            .slots()
-            .iter()
-            .enumerate()
-            .filter(|(_, slot)| !slot.is_retired())
-            .map(|(index, slot)| self.status(index, slot, now))
-            .collect()
-    }
-
-    fn status(&self, index: usize, slot: &Slot, now: Instant) -> UpstreamStatus {
-        let era = slot.client.as_ref().and_then(|client| client.era());
-        let protocol_version = slot
-            .client
-            .as_ref()
-            .filter(|_| era.is_some())
-            .map(|client| client.protocol_version());
-        let state = slot
-            .health()
-            .state(slot.client.is_some(), slot.is_started(), now);
-        let registry = self.inner.lock();
-        UpstreamStatus {
-            name: slot.upstream.name.clone(),
-            transport: kind_of(&slot.upstream.transport),
-            era,
-            protocol_version,
-            state,
-            last_error: registry.failure(index).map(|failure| failure.reason),
-            tools: registry.served_count(index),
-        }
-    }
-}
-
 /// How `transport` reaches its upstream, without secrets.
-fn kind_of(transport: &UpstreamTransport) -> UpstreamKind {
+pub(crate) fn kind_of(transport: &UpstreamTransport) -> UpstreamKind {
     match transport {
         UpstreamTransport::Command(command) => UpstreamKind::Stdio {
             command: command.clone(),

@@ -1,14 +1,19 @@
-//! Every tool the gateway knows of, served or withheld, with what the web
-//! console shows of it: where it comes from, how it compares with its pin
-//! (and what changed), the scan's findings, its scope, and its definition
-//! now and as pinned.
+//! What the gateway shows of itself (to the web console): every tool it
+//! knows of, served or withheld, with where it comes from, how it compares
+//! with its pin (and what changed), the scan's findings, its scope, and its
+//! definition now and as pinned; how each upstream is doing
+//! ([`crate::status`]); and each principal's use of its rate limits
+//! ([`crate::rate_use`]).
 
 use serde_json::Value;
+use tokio::time::Instant;
 use toolwire_server::protocol::Tool;
 
-use crate::gateway::Gateway;
+use crate::gateway::{Gateway, Slot};
 use crate::pin::{PinState, PinStore};
+use crate::rate_use::RateUse;
 use crate::registry::{ExposedTool, findings_among};
+use crate::status::{UpstreamStatus, kind_of};
 
 /// How a tool compares with the lock file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +126,54 @@ fn view(
         upstream_tool: exposed.upstream_tool,
         upstream: exposed.upstream,
         name: exposed.name,
+    }
+}
+
+impl Gateway {
+    /// Every upstream as it is now, in the configuration's order (after a
+    /// reload, the upstreams it added or changed last); those a reload
+    /// removed are left out.
+    pub fn upstreams(&self) -> Vec<UpstreamStatus> {
+        let now = Instant::now();
+        self.inner
+            .slots()
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| !slot.is_retired())
+            .map(|(index, slot)| self.status(index, slot, now))
+            .collect()
+    }
+
+    fn status(&self, index: usize, slot: &Slot, now: Instant) -> UpstreamStatus {
+        let era = slot.client.as_ref().and_then(|client| client.era());
+        let protocol_version = slot
+            .client
+            .as_ref()
+            .filter(|_| era.is_some())
+            .map(|client| client.protocol_version());
+        let state = slot
+            .health()
+            .state(slot.client.is_some(), slot.is_started(), now);
+        let registry = self.inner.lock();
+        UpstreamStatus {
+            name: slot.upstream.name.clone(),
+            transport: kind_of(&slot.upstream.transport),
+            era,
+            protocol_version,
+            state,
+            last_error: registry.failure(index).map(|failure| failure.reason),
+            tools: registry.served_count(index),
+        }
+    }
+}
+
+impl Gateway {
+    /// Each principal's use of the tool-call limits (`call_limit` and the
+    /// upstreams' `rate_limit`), sorted by principal, then tool. The counts
+    /// are this instance's, since it started: with limits shared through
+    /// Redis, calls served by other instances are not counted here.
+    pub fn rate_use(&self) -> Vec<RateUse> {
+        self.inner.rate_limits.uses()
     }
 }
 
