@@ -41,6 +41,7 @@ use super::legacy::{LegacySession, forward_changes, is_modern, opens_session};
 use crate::context::encode::encode_message;
 use crate::context::{Outbox, Principal, RequestEnv};
 use crate::server::Server;
+use crate::transport::drain::{self, DrainStart};
 
 /// Settings of the stdio transport.
 #[derive(Debug, Clone)]
@@ -53,7 +54,8 @@ pub struct StdioConfig {
     pub max_line_bytes: usize,
     /// The principal every request runs as (stdio has no authentication).
     pub principal: Principal,
-    /// How long to let running requests finish after stdin closes.
+    /// How long to let running requests finish after stdin closes, or
+    /// after the shutdown signal of [`serve_until`].
     pub shutdown_grace: Duration,
 }
 
@@ -81,6 +83,30 @@ pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
         tokio::io::stdin(),
         tokio::io::stdout(),
         StdioConfig::default(),
+    )
+    .await
+}
+
+/// Serves `server` on this process's stdin and stdout until stdin closes
+/// or `shutdown` completes. On `shutdown` it drains: it stops reading,
+/// lets the requests in flight finish within
+/// [`StdioConfig::shutdown_grace`], writes their replies and returns,
+/// logging what it waited for and how that ended (as
+/// [`HttpServer::run_until`](crate::http::HttpServer::run_until) does).
+pub async fn serve_stdio_until<F>(
+    server: Server,
+    config: StdioConfig,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    serve_until(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        config,
+        shutdown,
     )
     .await
 }
@@ -121,9 +147,26 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_until(server, reader, writer, config, std::future::pending()).await
+}
+
+/// [`serve`], which also drains and returns when `shutdown` completes (see
+/// [`serve_stdio_until`]).
+pub async fn serve_until<R, W, F>(
+    server: Server,
+    reader: R,
+    writer: W,
+    config: StdioConfig,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+    F: Future<Output = ()> + Send + 'static,
+{
     // Everything written goes through one queue of encoded lines.
     let (out_tx, out_rx) = mpsc::channel::<Bytes>(OUT_QUEUE);
-    let reading = Connection::new(server, out_tx, config).read_lines(reader);
+    let reading = Connection::new(server, out_tx, config).read_lines(reader, shutdown);
     tokio::try_join!(reading, write_lines(writer, out_rx))?;
     Ok(())
 }
@@ -157,12 +200,26 @@ impl Connection {
         }
     }
 
-    /// Serves every line of `reader`, then ends what is still running.
-    async fn read_lines<R: AsyncRead + Unpin>(mut self, reader: R) -> std::io::Result<()> {
+    /// Serves every line of `reader`, then ends what is still running;
+    /// when `shutdown` completes first, stops reading and drains.
+    async fn read_lines<R: AsyncRead + Unpin>(
+        mut self,
+        reader: R,
+        shutdown: impl Future<Output = ()>,
+    ) -> std::io::Result<()> {
         let _stop_on_error = self.stop_forwarding.clone().drop_guard();
         let codec = LineCodec::new(self.config.max_line_bytes);
         let mut lines = FramedRead::with_capacity(reader, codec, READ_CHUNK);
-        while let Some(line) = lines.next().await {
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let line = tokio::select! {
+                line = lines.next() => line,
+                () = &mut shutdown => {
+                    self.drain().await;
+                    return Ok(());
+                }
+            };
+            let Some(line) = line else { break };
             if !self.tasks.is_empty() {
                 while self.tasks.try_join_next().is_some() {}
             }
@@ -170,6 +227,28 @@ impl Connection {
         }
         self.finish().await;
         Ok(())
+    }
+
+    /// Requests running in tasks now: calls, and listens.
+    fn running(&self) -> (usize, usize) {
+        let in_flight = self.in_flight.lock().expect("in-flight lock");
+        let listens = in_flight.values().filter(|(_, listen)| *listen).count();
+        (in_flight.len() - listens, listens)
+    }
+
+    /// After the shutdown signal: [`Connection::finish`], logged with counts.
+    async fn drain(&mut self) {
+        let (calls, listens) = self.running();
+        DrainStart {
+            calls,
+            listens,
+            sessions: usize::from(self.legacy.is_some()),
+        }
+        .log("stdio");
+        let started = std::time::Instant::now();
+        let complete = self.finish().await;
+        let unfinished = (!complete).then(|| self.running().0);
+        drain::log_end("stdio", started.elapsed(), unfinished);
     }
 
     async fn on_line(&mut self, line: Line) {
@@ -290,8 +369,9 @@ impl Connection {
 
     /// After end of input: no answer can come any more, so calls waiting on
     /// one end now; the requests queued behind them get their turn within
-    /// the grace period, and listens end.
-    async fn finish(&mut self) {
+    /// the grace period, and listens end. False when the grace period
+    /// passed with requests still running (they are aborted).
+    async fn finish(&mut self) -> bool {
         self.stop_forwarding.cancel();
         if let Some(session) = &self.legacy {
             session.close();
@@ -302,11 +382,13 @@ impl Connection {
             }
         }
         let tasks = &mut self.tasks;
-        let _ = tokio::time::timeout(self.config.shutdown_grace, async {
+        let complete = tokio::time::timeout(self.config.shutdown_grace, async {
             while tasks.join_next().await.is_some() {}
         })
-        .await;
+        .await
+        .is_ok();
         self.tasks.abort_all();
+        complete
     }
 }
 

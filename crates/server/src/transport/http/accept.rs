@@ -23,6 +23,15 @@ use tokio::time::Instant;
 use super::conn::{log_end, route};
 use super::h2c::{self, Protocol};
 
+/// How the wait for the open connections went, once the server stopped
+/// accepting.
+pub(crate) struct Drained {
+    /// How long it took.
+    pub elapsed: Duration,
+    /// Whether every connection closed before the deadline.
+    pub complete: bool,
+}
+
 /// What every connection is served with.
 #[derive(Clone)]
 pub(crate) struct Connections {
@@ -33,12 +42,14 @@ pub(crate) struct Connections {
 impl Connections {
     /// Accepts connections until `shutdown` completes, then asks every
     /// connection to close once its request in flight is answered and
-    /// waits for them all.
+    /// waits for them all, for `drain_timeout` at most. Says how long the
+    /// wait took and whether every connection closed within it.
     pub async fn serve(
         self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
-    ) -> io::Result<()> {
+        drain_timeout: Duration,
+    ) -> io::Result<Drained> {
         // Each connection holds a receiver: `closing.send` asks them to wind
         // down; `closing.closed()` completes when the last one has gone.
         let (closing, watcher) = watch::channel(false);
@@ -57,9 +68,15 @@ impl Connections {
         }
         drop(listener);
         drop(watcher);
+        let started = Instant::now();
         let _ = closing.send(true);
-        closing.closed().await;
-        Ok(())
+        let complete = tokio::time::timeout(drain_timeout, closing.closed())
+            .await
+            .is_ok();
+        Ok(Drained {
+            elapsed: started.elapsed(),
+            complete,
+        })
     }
 
     async fn serve_one(

@@ -28,6 +28,7 @@ use crate::dispatch::Reply;
 use crate::security::audit::{self, Denial};
 use crate::server::Server;
 use crate::store::rate_limit::retry_secs;
+use crate::transport::drain::CallCounter;
 use crate::transport::legacy::{is_modern, opens_session};
 
 pub(super) struct Endpoint {
@@ -35,6 +36,8 @@ pub(super) struct Endpoint {
     pub(super) config: HttpConfig,
     /// Legacy (2025-11-25) sessions.
     pub(super) sessions: SessionTable,
+    /// The requests being served (for a drain's count).
+    pub(super) calls: CallCounter,
 }
 
 pub(super) async fn handle(
@@ -307,6 +310,7 @@ impl Endpoint {
                 reply => json_reply(&reply.into_message()),
             };
         }
+        let call = self.calls.enter();
         if !response_streams(&request) {
             // Dropping this future (the client went away) cancels the token.
             let guard = cancel.clone().drop_guard();
@@ -317,6 +321,7 @@ impl Endpoint {
             };
             let reply = self.server.reply(request, env).await;
             guard.disarm();
+            drop(call);
             return match reply {
                 Reply::Message(message) => json_reply(&message),
                 reply => {
@@ -335,7 +340,11 @@ impl Endpoint {
             outbox: Some(Outbox::encoding(events, sse_event)),
             cancel: cancel.clone(),
         };
-        tokio::spawn(run_streamed(self.server.clone(), request, env, respond));
+        let running = run_streamed(self.server.clone(), request, env, respond);
+        tokio::spawn(async move {
+            let _call = call;
+            running.await;
+        });
         let mut stream = SseStream {
             pending: None,
             receiver,

@@ -156,13 +156,18 @@ impl Endpoint {
             outbox: Some(Outbox::sink(Arc::clone(&log) as _)),
             cancel,
         };
-        let mut running = Box::pin(run_request(
+        let call = self.calls.enter();
+        let running = run_request(
             self.sessions.clone(),
             Arc::clone(&session),
             Arc::clone(&log),
             request,
             env,
-        ));
+        );
+        let mut running = Box::pin(async move {
+            let _call = call;
+            running.await
+        });
         // Served here until it first waits (most calls never do), then in a
         // task of its own: a client that drops the connection must not
         // cancel it (2025-11-25), and this future ends with the connection.

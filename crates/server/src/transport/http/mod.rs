@@ -78,6 +78,7 @@ mod endpoint;
 mod event_log;
 mod h2c;
 mod headers;
+mod health;
 mod legacy;
 mod reply;
 mod sessions;
@@ -102,7 +103,10 @@ pub use self::config::{
     DEFAULT_SSE_KEEP_ALIVE, HttpConfig, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
 };
 use self::endpoint::{Endpoint, handle};
+pub use self::health::{HEALTHZ_PATH, READYZ_PATH, health_routes};
 pub use self::sessions::SessionTable;
+pub use crate::transport::drain::DEFAULT_DRAIN_TIMEOUT;
+use crate::transport::drain::{CallCounter, DrainStart};
 
 /// The MCP endpoint as an axum [`Router`] serving `config`'s path (default
 /// `/mcp`); merge or nest it into an app.
@@ -115,10 +119,15 @@ pub use self::sessions::SessionTable;
 /// ```
 pub fn router(server: Server, config: HttpConfig) -> Router {
     let sessions = SessionTable::for_config(&config, &server);
-    router_with(server, config, sessions)
+    router_with(server, config, sessions, CallCounter::default())
 }
 
-fn router_with(server: Server, config: HttpConfig, sessions: SessionTable) -> Router {
+fn router_with(
+    server: Server,
+    config: HttpConfig,
+    sessions: SessionTable,
+    calls: CallCounter,
+) -> Router {
     let path = config.path.clone();
     let mut router = Router::new().route(&path, any(handle));
     if let Some(auth) = &config.auth {
@@ -134,6 +143,7 @@ fn router_with(server: Server, config: HttpConfig, sessions: SessionTable) -> Ro
         server,
         config,
         sessions,
+        calls,
     });
     router.with_state(endpoint)
 }
@@ -178,6 +188,8 @@ pub struct HttpServer {
     router: Router,
     sessions: SessionTable,
     header_read_timeout: Duration,
+    calls: CallCounter,
+    drain_timeout: Duration,
 }
 
 impl HttpServer {
@@ -211,13 +223,16 @@ impl HttpServer {
     ) -> io::Result<HttpServer> {
         let local_addr = listener.local_addr()?;
         let sessions = SessionTable::for_config(&config, &server);
+        let calls = CallCounter::default();
         Ok(HttpServer {
             listener,
             local_addr,
             header_read_timeout: config.header_read_timeout,
-            router: router_with(server.clone(), config, sessions.clone()),
+            router: router_with(server.clone(), config, sessions.clone(), calls.clone()),
             sessions,
             server,
+            calls,
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
         })
     }
 
@@ -248,6 +263,22 @@ impl HttpServer {
         self
     }
 
+    /// How long [`HttpServer::run_until`] lets the calls in flight finish
+    /// once its shutdown signal came (default [`DEFAULT_DRAIN_TIMEOUT`],
+    /// 30 s); past it, it returns with them unfinished (their connections
+    /// are closed when the runtime drops their tasks).
+    pub fn drain_timeout(mut self, timeout: Duration) -> HttpServer {
+        self.drain_timeout = timeout;
+        self
+    }
+
+    /// Requests being served right now (`subscriptions/listen` streams
+    /// and legacy `GET` streams aside): from when the dispatcher gets one
+    /// until its handler has finished.
+    pub fn calls_in_flight(&self) -> usize {
+        self.calls.get()
+    }
+
     /// The legacy (2025-11-25) sessions open on this endpoint.
     pub fn sessions(&self) -> &SessionTable {
         &self.sessions
@@ -263,17 +294,30 @@ impl HttpServer {
         self.run_until(std::future::pending()).await
     }
 
-    /// Serves until `shutdown` completes; then stops accepting connections,
-    /// ends every `subscriptions/listen` stream with its completion result
-    /// ([`Server::shutdown`]) and waits for the requests in flight to finish.
+    /// Serves until `shutdown` completes; then drains: stops accepting
+    /// connections, ends every `subscriptions/listen` stream with its
+    /// completion result ([`Server::shutdown`]) and every legacy session
+    /// ([`SessionTable::end_all`]), closes idle connections, and waits for
+    /// the requests in flight to finish, up to [`HttpServer::drain_timeout`].
+    /// What it waits for is logged (`draining: 3 calls in flight, 12
+    /// listen streams, 2 sessions`), and then how it ended (`drained in
+    /// 1.2 s`, or a warning: `drain deadline passed with 1 call unfinished`).
     pub async fn run_until<F>(self, shutdown: F) -> io::Result<()>
     where
         F: Future<Output = ()> + Send + 'static,
     {
         let server = self.server;
         let sessions = self.sessions;
+        let calls = self.calls;
+        let counted = calls.clone();
         let shutdown = async move {
             shutdown.await;
+            DrainStart {
+                calls: counted.get(),
+                listens: server.open_subscriptions(),
+                sessions: sessions.len(),
+            }
+            .log("http");
             server.shutdown();
             sessions.end_all();
         };
@@ -281,6 +325,11 @@ impl HttpServer {
             router: self.router,
             header_read_timeout: self.header_read_timeout,
         };
-        connections.serve(self.listener, shutdown).await
+        let drained = connections
+            .serve(self.listener, shutdown, self.drain_timeout)
+            .await?;
+        let unfinished = (!drained.complete).then(|| calls.get());
+        crate::transport::drain::log_end("http", drained.elapsed, unfinished);
+        Ok(())
     }
 }
