@@ -345,6 +345,13 @@ impl Client {
                     return Err(Error::TooManyRounds(self.inner.max_rounds));
                 }
                 ResultType::InputRequired => {}
+                // This client never declares the Tasks extension, so a task
+                // handle is an invalid answer (SEP-2663).
+                ResultType::Task => {
+                    return Err(Error::InvalidReply(
+                        "the server answered with a task (resultType \"task\") although this client did not declare the tasks extension".into(),
+                    ));
+                }
             }
             round += 1;
             let asked = parse_input_required(result)?;

@@ -82,6 +82,7 @@ impl Gateway {
             prompts_list_changed: Some(true),
             resources_list_changed: Some(true),
             resource_subscriptions: (!watched.is_empty()).then(|| watched.clone()),
+            task_ids: None,
         };
         let subscription = client.listen(filter).await;
         // Listed after subscribing: a change made in between is in this

@@ -41,6 +41,7 @@ pub mod result;
 pub mod roots;
 pub mod sampling;
 pub mod subscriptions;
+pub mod tasks;
 pub mod tools;
 
 pub use capabilities::*;
@@ -62,6 +63,7 @@ pub use result::*;
 pub use roots::*;
 pub use sampling::*;
 pub use subscriptions::*;
+pub use tasks::*;
 pub use tools::*;
 
 /// A JSON object (keys keep their order).

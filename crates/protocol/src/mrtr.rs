@@ -332,8 +332,9 @@ fn serialize_input_required<S: Serializer>(_: &ResultType, s: S) -> Result<S::Ok
 fn deserialize_input_required<'de, D: Deserializer<'de>>(d: D) -> Result<ResultType, D::Error> {
     match ResultType::deserialize(d)? {
         ResultType::InputRequired => Ok(ResultType::InputRequired),
-        ResultType::Complete => Err(de::Error::custom(
-            "an InputRequiredResult must have resultType \"input_required\", not \"complete\"",
-        )),
+        other => Err(de::Error::custom(format!(
+            "an InputRequiredResult must have resultType \"input_required\", not {}",
+            serde_json::to_value(other).unwrap_or_default()
+        ))),
     }
 }

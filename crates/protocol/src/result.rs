@@ -6,7 +6,7 @@ use crate::JsonObject;
 use crate::meta::Meta;
 
 /// What kind of result a response carries. Absent reads as `complete`;
-/// any value other than the two below is rejected.
+/// any value other than the three below is rejected.
 ///
 /// ```
 /// use toolwire_protocol::ResultType;
@@ -21,6 +21,9 @@ pub enum ResultType {
     Complete,
     /// More input is needed; the result is an `InputRequiredResult`.
     InputRequired,
+    /// The request is served as a task (the Tasks extension): the result
+    /// is a `CreateTaskResult`.
+    Task,
 }
 
 /// Who may cache a result.

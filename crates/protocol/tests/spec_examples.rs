@@ -56,6 +56,7 @@ fn result_or_input<T: DeserializeOwned + Serialize>(v: &Value) -> Result<Value, 
     match ResultType::of(obj).map_err(|e| format!("bad resultType: {e}"))? {
         ResultType::InputRequired => rt::<InputRequiredResult>(v),
         ResultType::Complete => rt::<T>(v),
+        ResultType::Task => rt::<toolwire_protocol::CreateTaskResult>(v),
     }
 }
 

@@ -55,7 +55,9 @@ mod results {
     fn unknown_result_type_is_rejected() {
         let e = err::<CallToolResult>(r#"{"resultType":"later","content":[]}"#);
         assert!(
-            e.starts_with("unknown variant `later`, expected `complete` or `input_required`"),
+            e.starts_with(
+                "unknown variant `later`, expected one of `complete`, `input_required`, `task`"
+            ),
             "{e}"
         );
         let obj: JsonObject = serde_json::from_str(r#"{"resultType":"partial"}"#).unwrap();
@@ -866,6 +868,7 @@ mod subscriptions {
                 prompts_list_changed: Some(false),
                 resources_list_changed: Some(true),
                 resource_subscriptions: Some(vec!["file:///a".into(), "file:///b".into()]),
+                task_ids: None,
             }
         );
         let e = err::<SubscriptionsListenRequestParams>(r#"{"_meta":{}}"#);

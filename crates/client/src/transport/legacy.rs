@@ -422,6 +422,7 @@ impl LegacySession {
                 .resource_subscriptions
                 .clone()
                 .filter(|uris| subscribe && !uris.is_empty()),
+            task_ids: None,
         }
     }
 

@@ -41,6 +41,7 @@ impl Server {
                 .resource_subscriptions
                 .clone()
                 .filter(|uris| resources.subscribe == Some(true) && !uris.is_empty()),
+            task_ids: None,
         }
     }
 
