@@ -54,6 +54,8 @@ fn the_example_in_config_md_parses_into_the_expected_config() {
             },
         ],
         ui: false,
+        health: false,
+        drain_timeout: Duration::from_secs(30),
         upstreams: vec![
             UpstreamConfig {
                 name: "files".into(),
@@ -129,6 +131,8 @@ fn defaults_apply_when_keys_are_absent() {
             redis: None,
             tokens: vec![],
             ui: false,
+            health: false,
+            drain_timeout: Duration::from_secs(30),
             upstreams: vec![UpstreamConfig {
                 name: "echo".into(),
                 prefix: "echo".into(),
@@ -237,7 +241,7 @@ fn unknown_keys_are_refused_with_the_keys_expected() {
             with_gateway("listen = \"127.0.0.1:1\""),
             "gw.toml:3: gateway.listen: unknown key; expected one of http, stdio, \
              name_separator, max_name_len, audit, lock, pin, call_limit, redis, redis_url_env, \
-             tokens, ui",
+             tokens, ui, health, drain_timeout_s",
         ),
         (
             with_gateway("tokens = [{ env = \"A\", scope = [\"admin\"] }]"),
@@ -591,6 +595,54 @@ fn the_console_needs_http_and_an_admin_token() {
         (
             with_gateway("ui = \"yes\""),
             "gw.toml:3: gateway.ui: expected true or false, got \"yes\"",
+        ),
+    ]);
+}
+
+#[test]
+fn health_checks_are_off_by_default_and_need_http() {
+    assert!(!parsed(&with_gateway("")).health);
+    assert!(!parsed(&with_gateway("health = false")).health);
+    assert!(parsed(&with_gateway("health = true")).health);
+    assert_refusals(&[
+        (
+            "[gateway]\nstdio = true\nhealth = true\n\n\
+             [[upstream]]\nname = \"files\"\ncommand = [\"server\"]\n"
+                .into(),
+            "gw.toml:3: gateway.health: expected only with http = \"ADDR:PORT\": /healthz and \
+             /readyz are served over HTTP",
+        ),
+        (
+            with_gateway("health = 1"),
+            "gw.toml:3: gateway.health: expected true or false, got 1",
+        ),
+    ]);
+}
+
+#[test]
+fn the_drain_timeout_is_30_seconds_unless_set() {
+    assert_eq!(
+        parsed(&with_gateway("")).drain_timeout,
+        Duration::from_secs(30)
+    );
+    assert_eq!(
+        parsed(&with_gateway("drain_timeout_s = 2.5")).drain_timeout,
+        Duration::from_millis(2500)
+    );
+    assert_eq!(
+        parsed(&with_gateway("drain_timeout_s = 0")).drain_timeout,
+        Duration::ZERO
+    );
+    assert_refusals(&[
+        (
+            with_gateway("drain_timeout_s = -1"),
+            "gw.toml:3: gateway.drain_timeout_s: expected a number of seconds from 0 to 86400, \
+             got -1",
+        ),
+        (
+            with_gateway("drain_timeout_s = \"30s\""),
+            "gw.toml:3: gateway.drain_timeout_s: expected a number of seconds from 0 to 86400, \
+             got \"30s\"",
         ),
     ]);
 }

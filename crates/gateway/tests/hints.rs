@@ -2,8 +2,11 @@
 //! upstreams' lists: the shortest `ttlMs`, and `private` when any upstream
 //! says so. Upstreams and gateway are real servers on loopback HTTP.
 
+mod support;
+
 use std::time::Duration;
 
+use support::serve;
 use toolwire_client::transport::HttpTransport;
 use toolwire_client::{CacheHints, Client};
 use toolwire_gateway::Gateway;
@@ -25,16 +28,6 @@ fn upstream_server(tool: &str, ttl_ms: u64, scope: CacheScope) -> toolwire_serve
     Server::builder("upstream", "1")
         .list_cache(ttl_ms, scope)
         .tool(ToolBuilder::new(tool).handler(|_: NoArgs, _cx: RequestContext| async { "done" }))
-}
-
-async fn serve(server: Server) -> String {
-    let addr = "127.0.0.1:0".parse().unwrap();
-    let http = HttpServer::bind(addr, server, HttpConfig::new())
-        .await
-        .unwrap();
-    let url = format!("http://{}/mcp", http.local_addr());
-    tokio::spawn(http.run());
-    url
 }
 
 /// A gateway in front of `urls` (upstreams `u0`, `u1`, ...), on loopback;

@@ -4,16 +4,18 @@
 //! (`Gateway::rate_use`), against a real upstream on loopback HTTP whose
 //! tool changes its description after it was pinned.
 
+mod support;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::serve;
 use toolwire_client::Client;
 use toolwire_client::transport::HttpTransport;
 use toolwire_gateway::config::GatewayConfig;
 use toolwire_gateway::pin::{canonical_definition, fingerprint};
 use toolwire_gateway::{Approval, ApproveError, Gateway, RateUse, ToolPin, ToolView};
-use toolwire_server::http::{HttpConfig, HttpServer};
 use toolwire_server::protocol::Tool;
 use toolwire_server::{NoArgs, RateLimit, RequestContext, Server, ToolBuilder};
 
@@ -35,16 +37,6 @@ async fn upstream() -> (Server, String) {
         .build()
         .unwrap();
     (server.clone(), serve(server).await)
-}
-
-async fn serve(server: Server) -> String {
-    let addr = "127.0.0.1:0".parse().unwrap();
-    let http = HttpServer::bind(addr, server, HttpConfig::new())
-        .await
-        .unwrap();
-    let url = format!("http://{}/mcp", http.local_addr());
-    tokio::spawn(http.run());
-    url
 }
 
 fn fresh_dir(name: &str) -> PathBuf {
@@ -222,13 +214,7 @@ async fn with_the_console_and_no_audit_target_calls_are_kept_in_memory() {
     let gateway = Gateway::start(&config).await.unwrap();
     let audit = gateway.audit().expect("an in-memory audit log");
     let mut feed = audit.subscribe();
-    let client = Client::builder(
-        HttpTransport::builder(serve(gateway.server().clone()).await)
-            .build()
-            .unwrap(),
-    )
-    .timeout(Duration::from_secs(10))
-    .build();
+    let client = client_of(&gateway).await;
     client.call_tool("u__echo", json!({})).await.unwrap();
     let record = tokio::time::timeout(Duration::from_secs(10), feed.recv())
         .await
@@ -263,13 +249,7 @@ async fn rate_use_counts_each_principals_calls_against_each_limit() {
     let config = GatewayConfig::parse(&text, "gw.toml").unwrap();
     let gateway = Gateway::start(&config).await.unwrap();
     assert_eq!(gateway.rate_use(), []);
-    let client = Client::builder(
-        HttpTransport::builder(serve(gateway.server().clone()).await)
-            .build()
-            .unwrap(),
-    )
-    .timeout(Duration::from_secs(10))
-    .build();
+    let client = client_of(&gateway).await;
     let before = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -301,4 +281,13 @@ async fn rate_use_counts_each_principals_calls_against_each_limit() {
             },
         ]
     );
+}
+
+/// A client of `gateway`, served on loopback.
+async fn client_of(gateway: &Gateway) -> Client {
+    let url = serve(gateway.server().clone()).await;
+    let transport = HttpTransport::builder(url).build().unwrap();
+    Client::builder(transport)
+        .timeout(Duration::from_secs(10))
+        .build()
 }
