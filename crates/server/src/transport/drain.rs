@@ -69,7 +69,7 @@ impl DrainStart {
 pub(crate) fn log_end(transport: &str, elapsed: Duration, unfinished: Option<usize>) {
     let secs = elapsed.as_secs_f64();
     match unfinished {
-        None => tracing::info!(transport, elapsed_s = secs, "drained in {secs:.1} s"),
+        None => tracing::info!(transport, elapsed_s = secs, "drained in {secs:.2} s"),
         Some(calls) => tracing::warn!(
             transport,
             elapsed_s = secs,
