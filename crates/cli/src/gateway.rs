@@ -6,21 +6,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
-use toolwire::server::http::{HttpConfig, HttpServer};
+use toolwire::server::http::{DEFAULT_DRAIN_TIMEOUT, HttpConfig, HttpServer, health_routes};
 use toolwire_console::ConsoleConfig;
 use toolwire_gateway::config::{
     AuditTarget, GatewayConfig, Listen, RedisTarget, StartMode, TokenConfig, UpstreamConfig,
     UpstreamTransport,
 };
 use toolwire_gateway::pin::{PinMode, PinState};
-use toolwire_gateway::{Gateway, SharedStores, WithheldTool};
+use toolwire_gateway::{Gateway, SharedStores, UpstreamState, WithheldTool};
 use toolwire_redis::{RedisChangeFeed, RedisConnection, RedisRateLimits, RedisSessionStore};
 
 use crate::failure::Failure;
 use crate::safe_text;
 use crate::serve::{
-    auth_config, bind_failure, connect_redis, parse_token, resolve, shutdown_signal,
-    token_principal,
+    auth_config, bind_failure, connect_redis, parse_token, redis_not_ready, resolve, serve_stdio,
+    shutdown_signal, token_principal,
 };
 
 /// `toolwire gateway --config FILE`, `toolwire gateway check --config FILE`,
@@ -113,6 +113,8 @@ async fn shorthand(args: &GatewayArgs) -> Result<GatewayConfig, Failure> {
         redis: None,
         tokens: Vec::new(),
         ui: false,
+        health: false,
+        drain_timeout: DEFAULT_DRAIN_TIMEOUT,
         upstreams: vec![UpstreamConfig {
             name,
             prefix: String::new(),
@@ -274,12 +276,7 @@ async fn serve(
     );
     let shutdown = shutdown_signal();
     match config.listen {
-        Listen::Stdio => tokio::select! {
-            served = toolwire::server::stdio::serve_stdio(server) => {
-                served.map_err(|e| Failure::protocol(format!("stdio transport failed: {e}")))
-            }
-            () = shutdown => Ok(()),
-        },
+        Listen::Stdio => serve_stdio(server, config.drain_timeout, shutdown).await,
         Listen::Http(addr) => {
             if !addr.ip().is_loopback() && tokens.is_empty() {
                 return Err(Failure::usage(format!(
@@ -302,9 +299,13 @@ async fn serve(
                 http = http.auth(auth_config(addr, &tokens, "toolwire gateway")?);
             }
             let mut http = HttpServer::from_listener(listener, server, http)
-                .map_err(|e| bind_failure(addr, e))?;
+                .map_err(|e| bind_failure(addr, e))?
+                .drain_timeout(config.drain_timeout);
             if config.ui {
                 http = http.with_routes(console_routes(&gateway, &tokens));
+            }
+            if config.health {
+                http = http.with_routes(health(&gateway, redis.clone()));
             }
             eprintln!(
                 "toolwire: gateway serving {} tools at http://{}/mcp (Ctrl-C to stop)",
@@ -314,11 +315,42 @@ async fn serve(
             if config.ui {
                 eprintln!("toolwire: the console is at http://{addr}/ui (admin tokens only)");
             }
+            if config.health {
+                eprintln!(
+                    "toolwire: health checks at http://{addr}/healthz and http://{addr}/readyz"
+                );
+            }
             http.run_until(shutdown)
                 .await
                 .map_err(|e| Failure::protocol(format!("the HTTP server failed: {e}")))
         }
     }
+}
+
+/// `/healthz` and `/readyz` (`[gateway] health = true`): ready when every
+/// upstream is up (or waiting for its lazy start) and Redis, when
+/// configured, answers.
+fn health(gateway: &Gateway, redis: Option<RedisConnection>) -> axum::Router {
+    let gateway = gateway.clone();
+    health_routes(move || {
+        let mut not_ready = upstreams_not_ready(&gateway);
+        let redis = redis.clone();
+        async move {
+            not_ready.extend(redis_not_ready(redis.as_ref()).await);
+            not_ready
+        }
+    })
+}
+
+/// One line per upstream that is not serving: `upstream "notes": backing
+/// off` (its error is not told: the check needs no token).
+fn upstreams_not_ready(gateway: &Gateway) -> Vec<String> {
+    gateway
+        .upstreams()
+        .into_iter()
+        .filter(|u| !matches!(u.state, UpstreamState::Up | UpstreamState::Waiting))
+        .map(|u| format!("upstream {:?}: {}", u.name, u.state.label()))
+        .collect()
 }
 
 /// The console's pages (`[gateway] ui = true`): the tokens log in as the

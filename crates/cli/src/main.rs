@@ -20,7 +20,7 @@ mod terminal;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::failure::Failure;
 
@@ -47,6 +47,21 @@ use crate::failure::Failure;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+
+    /// How log lines are written on stderr: `text` (one readable line
+    /// each), or `json` (one JSON object per line: timestamp, level,
+    /// target, fields, for a log collector). RUST_LOG filters both.
+    #[arg(long, value_name = "FORMAT", global = true, default_value = "text")]
+    log_format: LogFormat,
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    /// One readable line per event.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -90,7 +105,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let serving = matches!(cli.command, Command::Serve(_) | Command::Gateway(_));
-    init_logging(serving);
+    init_logging(serving, cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -127,16 +142,25 @@ async fn run(command: Command) -> Result<(), Failure> {
 
 /// Logs go to stderr (stdout carries results, or MCP messages under
 /// `serve --stdio`). `RUST_LOG` filters; the default shows the server's
-/// info lines when serving and only warnings otherwise.
-fn init_logging(serving: bool) {
+/// info lines when serving and only warnings otherwise. `format` says
+/// whether each event is a line of text or a JSON object.
+fn init_logging(serving: bool, format: LogFormat) {
     use tracing_subscriber::EnvFilter;
     let default = if serving { "info" } else { "warn" };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     // No colours: every log line is passed through safe_text, which would
     // show the colour codes as escapes.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(safe_json::SafeStderr)
-        .with_ansi(false)
-        .try_init();
+    let _ = match format {
+        LogFormat::Text => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(safe_json::SafeStderr)
+            .with_ansi(false)
+            .try_init(),
+        LogFormat::Json => tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .with_writer(safe_json::SafeJsonStderr)
+            .with_ansi(false)
+            .try_init(),
+    };
 }

@@ -102,6 +102,55 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for SafeStderr {
     }
 }
 
+/// Standard error for JSON log lines (`--log-format json`): each line is
+/// JSON as serde_json writes it, and a character `safe_text` never shows
+/// as it is (serde_json already escapes C0 controls, and such characters
+/// appear only inside strings) becomes a `\uXXXX` escape, so that the
+/// line is still JSON, and the same JSON.
+pub struct SafeJsonStderr;
+
+impl Write for SafeJsonStderr {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let text = String::from_utf8_lossy(bytes);
+        io::stderr()
+            .lock()
+            .write_all(json_escaped(&text).as_bytes())?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::stderr().flush()
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for SafeJsonStderr {
+    type Writer = SafeJsonStderr;
+
+    fn make_writer(&'a self) -> SafeJsonStderr {
+        SafeJsonStderr
+    }
+}
+
+/// `text` with every unsafe character but `\n` (which ends a JSON line)
+/// written as a JSON escape.
+fn json_escaped(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && is_unsafe(c)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if c != '\n' && is_unsafe(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +185,19 @@ mod tests {
     /// Unsafe characters other than the newlines of pretty printing.
     fn is_unsafe_raw(c: char) -> bool {
         c != '\n' && is_unsafe(c)
+    }
+
+    #[test]
+    fn json_log_lines_stay_the_same_json() {
+        let value = json!({"fields": {"message": "csi \u{9b}2J bidi \u{202E}rev tag \u{E0041}"}});
+        let line = format!("{}\n", serde_json::to_string(&value).unwrap());
+        let escaped = json_escaped(&line);
+        assert!(escaped.ends_with('\n'));
+        assert!(!escaped.trim_end().chars().any(is_unsafe));
+        assert_eq!(serde_json::from_str::<Value>(&escaped).unwrap(), value);
+        assert!(matches!(
+            json_escaped("{}\n"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 }

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use clap::Args;
 use toolwire::server::auth::{AuthConfig, StaticTokens};
-use toolwire::server::http::{HttpConfig, HttpServer};
+use toolwire::server::http::{DEFAULT_DRAIN_TIMEOUT, HttpConfig, HttpServer, health_routes};
+use toolwire::server::stdio::StdioConfig;
 use toolwire::server::{Principal, RateLimit, StateKey};
 
 use toolwire_redis::{RedisConfig, RedisConnection, RedisRateLimits, RedisSessionStore};
@@ -28,12 +29,17 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:8931";
     toolwire serve --http 127.0.0.1:0       # any free port (printed on stderr)\n  \
     toolwire serve --stdio                  # for `toolwire list -- toolwire serve --stdio`\n  \
     toolwire serve --token s3cret-token:delete --rate-limit 10/60 --handle-ttl 300\n  \
-    toolwire serve --session-idle-timeout 600 --max-sessions 100\n\n\
+    toolwire serve --session-idle-timeout 600 --max-sessions 100\n  \
+    toolwire serve --health --drain-timeout 10 --log-format json\n\n\
     Protocol revisions: 2026-07-28 clients are served statelessly (per-request _meta);\n\
     2025-11-25, 2025-06-18 and 2025-03-26 clients that open with `initialize` are served\n\
     too, on the same endpoint (over HTTP in a session named by Mcp-Session-Id; over\n\
     stdio the process serves that client's revision from then on).\n\n\
-    Logs go to stderr; RUST_LOG filters them (default: info).\n\
+    Logs go to stderr; RUST_LOG filters them (default: info); --log-format json\n\
+    writes them as JSON lines.\n\
+    SIGTERM or Ctrl-C drains: no new connections, the calls in flight finish\n\
+    (for --drain-timeout at most), listen streams and legacy sessions end, then\n\
+    exit 0. A second signal exits at once, with status 130.\n\
     TOOLWIRE_STATE_KEYS: comma-separated 32-byte keys (base64 or hex) that seal\n\
     requestState, shared by several instances behind one endpoint (default: a\n\
     random key per process).")]
@@ -106,6 +112,18 @@ pub struct ServeArgs {
     /// with --stdio. [default: 10000]
     #[arg(long, value_name = "N", value_parser = parse_max_sessions)]
     max_sessions: Option<usize>,
+
+    /// Also serve GET /healthz (200 `ok` while the process serves) and
+    /// GET /readyz (200 when ready; 503 with what is not, e.g. Redis
+    /// unreachable) on the same address, without the endpoint's checks or
+    /// tokens. Off by default. HTTP only.
+    #[arg(long, conflicts_with = "stdio")]
+    health: bool,
+
+    /// On SIGTERM or Ctrl-C, let the calls in flight finish for up to SECS
+    /// seconds (0 to 86400) before exiting. [default: 30]
+    #[arg(long, value_name = "SECS", value_parser = parse_drain_timeout)]
+    drain_timeout: Option<Duration>,
 }
 
 pub(crate) fn parse_token(text: &str) -> Result<(String, Vec<String>), String> {
@@ -167,6 +185,17 @@ fn parse_session_idle_timeout(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(seconds))
 }
 
+pub(crate) fn parse_drain_timeout(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds, e.g. 30"))?;
+    if !(seconds.is_finite() && (0.0..=86_400.0).contains(&seconds)) {
+        return Err("the drain timeout must be between 0 and 86400 seconds (a day)".into());
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
 fn parse_max_sessions(text: &str) -> Result<usize, String> {
     let sessions: usize = text
         .trim()
@@ -212,6 +241,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         .build()
         .map_err(|e| Failure::protocol(format!("the demo server does not build: {e}")))?;
     let shutdown = shutdown_signal();
+    let drain_timeout = args.drain_timeout.unwrap_or(DEFAULT_DRAIN_TIMEOUT);
     if args.stdio {
         if args.session_idle_timeout.is_some() || args.max_sessions.is_some() {
             tracing::warn!(
@@ -220,12 +250,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             );
         }
         tracing::info!("serving the demo MCP server on stdio");
-        tokio::select! {
-            served = toolwire::server::stdio::serve_stdio(server) => {
-                served.map_err(|e| Failure::protocol(format!("stdio transport failed: {e}")))
-            }
-            () = shutdown => Ok(()),
-        }
+        serve_stdio(server, drain_timeout, shutdown).await
     } else {
         let wanted = resolve(args.http.as_deref().unwrap_or(DEFAULT_ADDR)).await?;
         // Bound first: the resource URI of --token names the actual port.
@@ -248,8 +273,16 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         for host in &args.allow_host {
             config = config.allow_host(host);
         }
-        let http = HttpServer::from_listener(listener, server, config)
-            .map_err(|e| bind_failure(addr, e))?;
+        let mut http = HttpServer::from_listener(listener, server, config)
+            .map_err(|e| bind_failure(addr, e))?
+            .drain_timeout(drain_timeout);
+        if args.health {
+            let redis = redis.clone();
+            http = http.with_routes(health_routes(move || {
+                let redis = redis.clone();
+                async move { redis_not_ready(redis.as_ref()).await.into_iter().collect() }
+            }));
+        }
         let url = format!("http://{}/mcp", http.local_addr());
         if !http.local_addr().ip().is_loopback() {
             tracing::warn!(
@@ -258,6 +291,12 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             );
         }
         eprintln!("toolwire: serving the demo MCP server at {url} (Ctrl-C to stop)");
+        if args.health {
+            eprintln!(
+                "toolwire: health checks at http://{0}/healthz and http://{0}/readyz",
+                http.local_addr()
+            );
+        }
         let bearer = if args.tokens.is_empty() {
             ""
         } else {
@@ -272,6 +311,37 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         eprintln!("toolwire: stopped");
         Ok(())
     }
+}
+
+/// Serves `server` on stdin and stdout until stdin closes, or until
+/// `shutdown`: then drains for `drain_timeout` at most.
+pub(crate) async fn serve_stdio(
+    server: toolwire::server::Server,
+    drain_timeout: Duration,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), Failure> {
+    let config = StdioConfig {
+        shutdown_grace: drain_timeout,
+        ..StdioConfig::default()
+    };
+    toolwire::server::stdio::serve_stdio_until(server, config, shutdown)
+        .await
+        .map_err(|e| Failure::protocol(format!("stdio transport failed: {e}")))
+}
+
+/// How long a readiness check waits for Redis to answer.
+const READY_PING_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Why `redis` (when there is one) keeps the server from being ready:
+/// it does not answer a PING within 2 s.
+pub(crate) async fn redis_not_ready(redis: Option<&RedisConnection>) -> Option<String> {
+    let redis = redis?;
+    let problem = match tokio::time::timeout(READY_PING_TIMEOUT, redis.ping()).await {
+        Ok(Ok(())) => return None,
+        Ok(Err(error)) => error,
+        Err(_) => format!("no answer within {} s", READY_PING_TIMEOUT.as_secs()),
+    };
+    Some(format!("redis at {}: {problem}", redis.address()))
 }
 
 /// Connects to `--redis URL` (with `cluster`: seed nodes, comma-separated),
@@ -367,9 +437,15 @@ pub(crate) fn bind_failure(addr: SocketAddr, error: std::io::Error) -> Failure {
     }
 }
 
-/// Resolves on Ctrl-C, or SIGTERM on Unix. The handlers are installed when
-/// this is called (before the address is printed), not when first polled,
-/// so a signal sent as soon as the server says it listens is not lost.
+/// The exit status when a second signal stops the drain: 128 + SIGINT, as
+/// a shell reports a process interrupted.
+pub(crate) const SECOND_SIGNAL_EXIT: i32 = 130;
+
+/// Resolves on Ctrl-C, or SIGTERM on Unix; from then on, a second Ctrl-C
+/// or SIGTERM exits the process at once (status 130), without waiting for
+/// the drain. The handlers are installed when this is called (before the
+/// address is printed), not when first polled, so a signal sent as soon
+/// as the server says it listens is not lost.
 pub(crate) fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
@@ -383,21 +459,42 @@ pub(crate) fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send 
                         _ = interrupt.recv() => {}
                         _ = terminate.recv() => {}
                     }
+                    tokio::spawn(async move {
+                        tokio::select! {
+                            _ = interrupt.recv() => {}
+                            _ = terminate.recv() => {}
+                        }
+                        exit_at_once();
+                    });
                 }
                 _ => {
                     let _ = tokio::signal::ctrl_c().await;
+                    tokio::spawn(async {
+                        let _ = tokio::signal::ctrl_c().await;
+                        exit_at_once();
+                    });
                 }
             }
-            tracing::info!("shutting down");
+            tracing::info!("shutting down (a second Ctrl-C or SIGTERM exits at once)");
         }
     }
     #[cfg(not(unix))]
     {
         async move {
             let _ = tokio::signal::ctrl_c().await;
-            tracing::info!("shutting down");
+            tokio::spawn(async {
+                let _ = tokio::signal::ctrl_c().await;
+                exit_at_once();
+            });
+            tracing::info!("shutting down (a second Ctrl-C exits at once)");
         }
     }
+}
+
+/// The second signal: the calls still in flight are abandoned.
+fn exit_at_once() -> ! {
+    tracing::warn!("second signal: exiting at once, without waiting for the calls in flight");
+    std::process::exit(SECOND_SIGNAL_EXIT);
 }
 
 #[cfg(test)]

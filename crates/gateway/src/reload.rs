@@ -195,5 +195,7 @@ fn fixed_keys_changed(old: &GatewayConfig, new: &GatewayConfig) -> Vec<String> {
     check("redis", old.redis != new.redis);
     check("tokens", old.tokens != new.tokens);
     check("ui", old.ui != new.ui);
+    check("health", old.health != new.health);
+    check("drain_timeout_s", old.drain_timeout != new.drain_timeout);
     keys
 }

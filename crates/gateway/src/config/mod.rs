@@ -43,6 +43,12 @@ pub struct GatewayConfig {
     /// Serve the web console at `/ui` beside `/mcp` (default false): HTTP
     /// only, and only for tokens with the `admin` scope.
     pub ui: bool,
+    /// Serve `GET /healthz` and `GET /readyz` beside `/mcp` (default
+    /// false; HTTP only).
+    pub health: bool,
+    /// How long calls in flight may finish after SIGTERM or Ctrl-C
+    /// (`drain_timeout_s`, default 30 s).
+    pub drain_timeout: Duration,
     /// The servers behind the gateway, in the file's order.
     pub upstreams: Vec<UpstreamConfig>,
 }
@@ -217,6 +223,8 @@ const GATEWAY_KEYS: &[&str] = &[
     "redis_url_env",
     "tokens",
     "ui",
+    "health",
+    "drain_timeout_s",
 ];
 /// The keys of a `[[upstream]]`.
 const UPSTREAM_KEYS: &[&str] = &[

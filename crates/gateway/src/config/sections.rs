@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use toolwire_server::RateLimit;
+use toolwire_server::http::DEFAULT_DRAIN_TIMEOUT;
 
 use super::reader::*;
 use super::*;
@@ -42,6 +43,12 @@ impl Table<'_> {
         let redis = redis(&gateway)?;
         let tokens = tokens(&gateway)?;
         let ui = ui(&gateway, &listen, &tokens)?;
+        let health = health(&gateway, &listen)?;
+        let drain_timeout = gateway
+            .get("drain_timeout_s")
+            .map(|field| drain_timeout(&field))
+            .transpose()?
+            .unwrap_or(DEFAULT_DRAIN_TIMEOUT);
         Ok(GatewayConfig {
             listen,
             name_separator,
@@ -53,6 +60,8 @@ impl Table<'_> {
             redis,
             tokens,
             ui,
+            health,
+            drain_timeout,
             upstreams: lazy_needs_lock(&gateway, self, upstreams(self)?)?,
         })
     }
@@ -264,6 +273,33 @@ pub(super) fn ui(gateway: &Table, listen: &Listen, tokens: &[TokenConfig]) -> Ch
         ));
     }
     Ok(true)
+}
+
+/// `health`: `true` or `false` (the default); `true` needs `http`.
+pub(super) fn health(gateway: &Table, listen: &Listen) -> Checked<bool> {
+    let Some(field) = gateway.get("health") else {
+        return Ok(false);
+    };
+    let on = field
+        .value
+        .get_ref()
+        .as_bool()
+        .ok_or_else(|| field.expected("true or false"))?;
+    if on && *listen == Listen::Stdio {
+        return Err(field.error(
+            "expected only with http = \"ADDR:PORT\": /healthz and /readyz are served over HTTP",
+        ));
+    }
+    Ok(on)
+}
+
+/// `drain_timeout_s`: seconds, from 0 to 86400.
+pub(super) fn drain_timeout(field: &Field) -> Checked<Duration> {
+    field
+        .number()
+        .filter(|seconds| (0.0..=86_400.0).contains(seconds))
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| field.expected("a number of seconds from 0 to 86400"))
 }
 
 /// `tokens`: each variable in one entry only.
