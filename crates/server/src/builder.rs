@@ -20,6 +20,7 @@ use crate::security::limits::InputLimits;
 use crate::security::sanitize::SanitizePolicy;
 use crate::store::change_feed::{Change, ChangeFeed, InMemoryChangeFeed};
 use crate::store::rate_limit::{InMemoryRateLimits, RateLimit, RateLimitStore};
+use crate::store::tasks::{InMemoryTaskStore, TaskStore};
 
 /// Server-wide settings; every field has a safe default.
 use crate::server::{
@@ -41,6 +42,7 @@ impl Server {
             templates: Vec::new(),
             rate_limit_store: None,
             change_feed: None,
+            task_store: None,
         }
     }
 }
@@ -48,7 +50,7 @@ impl Server {
 /// Builds a [`Server`].
 #[derive(Debug)]
 pub struct ServerBuilder {
-    config: ServerConfig,
+    pub(crate) config: ServerConfig,
     tools: Vec<ToolBuilder>,
     states: States,
     prompts: Vec<PromptBuilder>,
@@ -56,6 +58,7 @@ pub struct ServerBuilder {
     templates: Vec<ResourceTemplateBuilder>,
     rate_limit_store: Option<Arc<dyn RateLimitStore>>,
     change_feed: Option<Arc<dyn ChangeFeed>>,
+    pub(crate) task_store: Option<Arc<dyn TaskStore>>,
 }
 
 impl ServerBuilder {
@@ -342,6 +345,9 @@ impl ServerBuilder {
                 rate_limits: self
                     .rate_limit_store
                     .unwrap_or_else(|| Arc::new(InMemoryRateLimits::new())),
+                task_store: self
+                    .task_store
+                    .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new())),
             }),
         })
     }

@@ -47,6 +47,7 @@ pub use features::registry::RegistrationError;
 pub use features::resources::{
     ReadRequest, ReadResult, ResourceBuilder, ResourceTemplateBuilder, blob_contents, text_contents,
 };
+pub use features::tasks::{TaskSettings, TaskSupport};
 pub use features::tool::{NoArgs, ToolBuilder};
 pub use security::limits::{
     DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_ARGUMENT_DEPTH, DEFAULT_MAX_STRING_BYTES, InputLimits,
@@ -63,4 +64,6 @@ pub use store::rate_limit::{
 pub use store::sessions::{
     InMemorySessionStore, SessionEvent, SessionRecord, SessionStore, SessionStoreUnavailable,
 };
+pub use store::task_record::TaskRecord;
+pub use store::tasks::{InMemoryTaskStore, TaskChange, TaskLookup, TaskStore, TaskStoreError};
 pub use toolwire_protocol as protocol;

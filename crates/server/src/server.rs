@@ -20,11 +20,13 @@ use crate::features::registry::{RegisteredTool, RegistrationError, Registry};
 use crate::features::resources::{
     RegisteredResource, RegisteredTemplate, ResourceBuilder, ResourceTemplateBuilder,
 };
+use crate::features::tasks::TaskSettings;
 use crate::features::tool::ToolBuilder;
 use crate::security::limits::InputLimits;
 use crate::security::sanitize::SanitizePolicy;
 use crate::store::change_feed::{Change, ChangeFeed};
 use crate::store::rate_limit::{DEFAULT_TOOL_CALL_LIMIT, RateLimit, RateLimitStore};
+use crate::store::tasks::TaskStore;
 
 /// Server-wide settings; every field has a safe default.
 #[derive(Debug, Clone)]
@@ -73,6 +75,8 @@ pub struct ServerConfig {
     pub input_limits: InputLimits,
     /// What is done to tool results before they leave (all rules on by default).
     pub sanitize: SanitizePolicy,
+    /// Tasks: time to live, polling interval, worker lease, cap per principal.
+    pub tasks: TaskSettings,
 }
 
 impl Default for ServerConfig {
@@ -107,6 +111,7 @@ impl Default for ServerConfig {
             tool_call_limit: Some(DEFAULT_TOOL_CALL_LIMIT),
             input_limits: InputLimits::default(),
             sanitize: SanitizePolicy::default(),
+            tasks: TaskSettings::default(),
         }
     }
 }
@@ -152,6 +157,8 @@ pub(crate) struct ServerInner {
     pub server_info: serde_json::Value,
     /// The sanitiser's text rule for notifications (`None` when it is off).
     pub text_filter: Option<TextFilter>,
+    /// Where tasks are kept.
+    pub task_store: Arc<dyn TaskStore>,
 }
 
 impl Server {

@@ -10,6 +10,8 @@ mod prompts;
 mod reply;
 mod resources;
 mod round;
+mod task_worker;
+mod tasks;
 mod tools;
 pub(crate) mod view;
 
@@ -18,8 +20,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use toolwire_protocol::{
     DiscoverResult, ErrorObject, ErrorResponse, JsonObject, ListChangedCapability, Message, Params,
-    Request, RequestId, ResourcesCapability, ResultResponse, ResultType, ServerCapabilities, code,
-    keys,
+    Request, RequestId, ResourcesCapability, ResultResponse, ResultType, ServerCapabilities,
+    TASKS_EXTENSION, code, keys,
 };
 
 pub(crate) use self::listen::{Heard, Listening};
@@ -189,6 +191,9 @@ impl Server {
             "completion/complete" => Box::pin(self.complete(parse(params)?, &cx))
                 .await
                 .map(|r| self.finish(r)),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => {
+                Box::pin(self.task_request(params, &cx)).await
+            }
             other => Err(ErrorObject::method_not_found(other)),
         }
     }
@@ -201,6 +206,9 @@ impl Server {
             "server/discover" | "subscriptions/listen" | "tools/list" | "tools/call" => {
                 return true;
             }
+            // The Tasks extension: a server without task tools answers that
+            // the task is unknown.
+            "tasks/get" | "tasks/update" | "tasks/cancel" => return true,
             _ => {}
         }
         let caps = self.capabilities();
@@ -296,6 +304,11 @@ impl Server {
                 list_changed,
             }),
             completions: has_completions.then(JsonObject::new),
+            extensions: self.offers_tasks().then(|| {
+                [(TASKS_EXTENSION.to_owned(), JsonObject::new())]
+                    .into_iter()
+                    .collect()
+            }),
             ..Default::default()
         }
     }

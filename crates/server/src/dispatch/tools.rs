@@ -104,6 +104,28 @@ impl Server {
             principal: &principal,
             salient: &salient,
         };
+        // A tool that runs as a task for this request: its multi round-trip
+        // input asked before the task is gathered inline first.
+        match self.task_mode(&tool, &cx) {
+            Err(error) => return (Outcome::ProtocolError, Err(error)),
+            Ok(true) => {
+                let state = params.request_state.as_deref();
+                let responses = params.input_responses.as_ref();
+                match self.inner.state_codec.open(&key, state, responses) {
+                    Err(error) => return (Outcome::ProtocolError, Err(error)),
+                    Ok(round)
+                        if tool
+                            .before_task
+                            .iter()
+                            .all(|k| round.answers.contains_key(k)) =>
+                    {
+                        return self.start_task(&tool, object, round, &cx).await;
+                    }
+                    Ok(_) => {}
+                }
+            }
+            Ok(false) => {}
+        }
         let handler = &tool.handler;
         let run = |cx| -> BoxFuture<Result<CallToolResult, ToolError>> {
             let running = handler(object, cx);
@@ -186,7 +208,7 @@ impl Server {
 
 impl Server {
     /// A result that breaks the tool's own `outputSchema` is a server bug: never sent.
-    fn check_output(
+    pub(super) fn check_output(
         &self,
         tool: &crate::features::registry::RegisteredTool,
         result: &CallToolResult,

@@ -1,5 +1,5 @@
 //! What a server offers: tools (builder, registry, listing, pagination),
-//! prompts, resources, completion and `subscriptions/listen`. Each registry
+//! prompts, resources, completion, `subscriptions/listen` and tasks. Each registry
 //! owns its types; the [`Server`](crate::Server) holds the registries.
 
 pub(crate) mod cache;
@@ -12,4 +12,5 @@ pub(crate) mod pagination;
 pub(crate) mod prompts;
 pub(crate) mod registry;
 pub(crate) mod resources;
+pub(crate) mod tasks;
 pub(crate) mod tool;

@@ -109,6 +109,8 @@ pub(crate) struct RegisteredTool {
     pub required_scopes: Vec<String>,
     pub rate_limit: Option<crate::store::rate_limit::RateLimit>,
     pub input_limits: Option<crate::security::limits::InputLimits>,
+    pub task_support: crate::features::tasks::TaskSupport,
+    pub before_task: Vec<String>,
 }
 
 impl RegisteredTool {
@@ -167,6 +169,8 @@ impl RegisteredTool {
             required_scopes: builder.required_scopes,
             rate_limit: builder.rate_limit,
             input_limits: builder.input_limits,
+            task_support: builder.task_support,
+            before_task: builder.before_task,
         })
     }
 }

@@ -9,6 +9,7 @@ use toolwire_protocol::{JsonObject, Meta, Tool, ToolAnnotations};
 use crate::context::RequestContext;
 use crate::context::output::{BoxFuture, IntoToolOutput, schema_object_for};
 use crate::features::extract::{Bind, BindError, ErasedToolHandler, States, ToolHandler};
+use crate::features::tasks::TaskSupport;
 use crate::security::limits::InputLimits;
 use crate::setters::setters;
 use crate::store::rate_limit::RateLimit;
@@ -55,6 +56,9 @@ pub struct ToolBuilder {
     pub(crate) required_scopes: Vec<String>,
     pub(crate) rate_limit: Option<RateLimit>,
     pub(crate) input_limits: Option<InputLimits>,
+    pub(crate) task_support: TaskSupport,
+    /// Input keys asked by multi round-trip before a task is created.
+    pub(crate) before_task: Vec<String>,
 }
 
 impl std::fmt::Debug for ToolBuilder {
@@ -81,6 +85,8 @@ impl ToolBuilder {
             required_scopes: Vec::new(),
             rate_limit: None,
             input_limits: None,
+            task_support: TaskSupport::Never,
+            before_task: Vec::new(),
         }
     }
 
@@ -115,6 +121,54 @@ impl ToolBuilder {
     /// ([`crate::ServerBuilder::input_limits`]).
     pub fn input_limits(mut self, limits: InputLimits) -> Self {
         self.input_limits = Some(limits);
+        self
+    }
+
+    /// Whether calls run as tasks (the Tasks extension): the same handler
+    /// runs either way. Default [`TaskSupport::Never`].
+    ///
+    /// ```
+    /// use toolwire_server::{NoArgs, RequestContext, TaskSupport, ToolBuilder};
+    /// let tool = ToolBuilder::new("crawl")
+    ///     .task_support(TaskSupport::Always)
+    ///     .handler(|_: NoArgs, cx: RequestContext| async move {
+    ///         tokio::select! {
+    ///             () = cx.cancellation().cancelled() => "stopped",
+    ///             () = tokio::time::sleep(std::time::Duration::from_secs(60)) => "crawled",
+    ///         }
+    ///     });
+    /// # drop(tool);
+    /// ```
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
+    /// Input the handler asks for by multi round-trip on the `tools/call`
+    /// itself, before a task is created (SEP-2663: MRTR exchanges are
+    /// resolved before `CreateTaskResult`). Until the request brings answers
+    /// to all of `keys` the handler runs inline, as for a tool without
+    /// tasks; it must ask for them before any slow work. Then the task is
+    /// created, and its handler sees those answers.
+    ///
+    /// ```
+    /// use toolwire_server::{NoArgs, RequestContext, TaskSupport, ToolBuilder, ToolError};
+    /// let tool = ToolBuilder::new("deploy")
+    ///     .task_support(TaskSupport::Always)
+    ///     .ask_before_task(["target"])
+    ///     .handler(|_: NoArgs, cx: RequestContext| async move {
+    ///         let schema = serde_json::json!({"type": "object", "properties": {"env": {"type": "string"}}});
+    ///         let target = cx.elicit_form("target", "Deploy where?", schema)?;
+    ///         Ok::<_, ToolError>(format!("deployed to {:?}", target.content))
+    ///     });
+    /// # drop(tool);
+    /// ```
+    pub fn ask_before_task<I, S>(mut self, keys: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.before_task.extend(keys.into_iter().map(Into::into));
         self
     }
 

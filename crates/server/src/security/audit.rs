@@ -45,6 +45,8 @@ pub(crate) enum Outcome {
     RateLimited,
     InputRequired,
     Cancelled,
+    /// Answered with a task handle (the Tasks extension); the task runs on.
+    TaskCreated,
 }
 
 impl Outcome {
@@ -57,6 +59,7 @@ impl Outcome {
             Outcome::RateLimited => "rate_limited",
             Outcome::InputRequired => "input_required",
             Outcome::Cancelled => "cancelled",
+            Outcome::TaskCreated => "task_created",
         }
     }
 }
