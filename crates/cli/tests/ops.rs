@@ -1,0 +1,381 @@
+//! Operations, over real processes: the health checks of `toolwire serve
+//! --health` and of a gateway with `health = true`, the graceful drain on
+//! SIGTERM (HTTP and stdio), the second signal, and `--log-format json`.
+#![cfg(unix)]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{Served, bin, closed_port, fresh_dir};
+
+/// `GET path` on the server of `url` (`http://127.0.0.1:PORT/mcp`): the
+/// status and the body.
+fn get(url: &str, path: &str) -> (u16, String) {
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("an authority");
+    let mut stream = TcpStream::connect(authority).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("a response");
+    let (head, body) = response.split_once("\r\n\r\n").expect("a head and a body");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    (status, body.to_owned())
+}
+
+/// Sends `signal` (`TERM`, `INT`) to process `pid`.
+fn kill(signal: &str, pid: u32) {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .stdout(Stdio::null())
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+}
+
+/// A `toolwire call` child, with its stderr lines read as they come.
+struct Caller {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Caller {
+    /// `toolwire call URL countdown seconds=N step_ms=MS --yes`: logs
+    /// `counting down from N` on its stderr when the call has started.
+    fn countdown(url: &str, seconds: u32, step_ms: u32) -> Caller {
+        let mut child = Command::new(bin())
+            .args([
+                "call",
+                url,
+                "countdown",
+                &format!("seconds={seconds}"),
+                &format!("step_ms={step_ms}"),
+                "--yes",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn toolwire call");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Caller {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits (bounded) until the server said the countdown started.
+    fn wait_started(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(100)) {
+                let started = line.contains("counting down from");
+                self.seen.push(line);
+                if started {
+                    return;
+                }
+            }
+        }
+        panic!("the call never started; stderr:\n{}", self.seen.join("\n"));
+    }
+
+    /// Waits (bounded) for the call to end: its exit status and stdout.
+    fn finish(mut self) -> (ExitStatus, String) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                let mut stdout = String::new();
+                self.child
+                    .stdout
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut stdout)
+                    .unwrap();
+                return (status, stdout);
+            }
+            assert!(Instant::now() < deadline, "the call did not end");
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Caller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn health_checks_are_served_only_with_health() {
+    let plain = Served::start(&[]);
+    assert_eq!(get(&plain.url, "/healthz"), (404, String::new()));
+    assert_eq!(get(&plain.url, "/readyz"), (404, String::new()));
+
+    let server = Served::start(&["--health", "--token", "s3cret"]);
+    server.wait_for_log("toolwire: health checks at http://");
+    // No token needed: the checks are outside the endpoint and its auth.
+    assert_eq!(get(&server.url, "/healthz"), (200, "ok".into()));
+    assert_eq!(
+        get(&server.url, "/readyz"),
+        (200, r#"{"status":"ready"}"#.into())
+    );
+    // The endpoint itself still wants its token.
+    assert_eq!(get(&server.url, "/mcp").0, 401);
+}
+
+#[test]
+fn the_gateway_is_ready_once_its_upstream_is_up() {
+    let port = closed_port();
+    let dir = fresh_dir("gateway-health");
+    let config = dir.join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[gateway]\nhttp = \"127.0.0.1:0\"\nhealth = true\n\n\
+             [[upstream]]\nname = \"late\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+        ),
+    )
+    .unwrap();
+    let gateway = Served::command(&["gateway", "--config", config.to_str().unwrap()]);
+    assert_eq!(get(&gateway.url, "/healthz"), (200, "ok".into()));
+    assert_eq!(
+        get(&gateway.url, "/readyz"),
+        (
+            503,
+            r#"{"status":"not ready","notReady":["upstream \"late\": backing off"]}"#.into()
+        )
+    );
+
+    let addr = format!("127.0.0.1:{port}");
+    let _upstream = Served::command(&["serve", "--http", &addr]);
+    // The gateway tries the upstream again (1 s, doubling): ready then.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, body) = get(&gateway.url, "/readyz");
+        if status == 200 {
+            assert_eq!(body, r#"{"status":"ready"}"#);
+            break;
+        }
+        assert_eq!(status, 503, "{body}");
+        assert!(
+            Instant::now() < deadline,
+            "the gateway never became ready: {body}"
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
+
+    let off = dir.join("off.toml");
+    std::fs::write(
+        &off,
+        format!(
+            "[gateway]\nhttp = \"127.0.0.1:0\"\n\n\
+             [[upstream]]\nname = \"late\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+        ),
+    )
+    .unwrap();
+    let without = Served::command(&["gateway", "--config", off.to_str().unwrap()]);
+    assert_eq!(get(&without.url, "/readyz"), (404, String::new()));
+}
+
+#[test]
+fn sigterm_drains_the_calls_in_flight_and_exits_0() {
+    let mut server = Served::start(&[]);
+    let mut callers: Vec<Caller> = (0..3)
+        .map(|_| Caller::countdown(&server.url, 3, 300))
+        .collect();
+    for caller in &mut callers {
+        caller.wait_started();
+    }
+    kill("TERM", server.pid());
+    let draining = server.wait_for_log("draining:");
+    assert!(
+        draining.contains("draining: 3 calls in flight, 0 listen streams, 0 sessions"),
+        "{draining}"
+    );
+    for caller in callers {
+        let (status, stdout) = caller.finish();
+        assert!(status.success(), "{status:?}");
+        assert_eq!(stdout, "Lift-off!\n");
+    }
+    let exit = server.wait_exit();
+    assert_eq!(exit.code(), Some(0));
+    let drained = server.wait_for_log("drained in ");
+    assert!(drained.contains(" s "), "{drained}");
+    server.wait_for_log("toolwire: stopped");
+}
+
+#[test]
+fn a_call_past_the_drain_deadline_is_abandoned_and_the_exit_is_still_0() {
+    let mut server = Served::start(&["--drain-timeout", "0.2"]);
+    let mut caller = Caller::countdown(&server.url, 60, 5000);
+    caller.wait_started();
+    kill("TERM", server.pid());
+    assert_eq!(server.wait_exit().code(), Some(0));
+    let passed = server.wait_for_log("drain deadline passed");
+    assert!(
+        passed.contains("drain deadline passed with 1 call unfinished"),
+        "{passed}"
+    );
+    let (status, _) = caller.finish();
+    assert_eq!(status.code(), Some(2));
+}
+
+#[test]
+fn a_second_signal_exits_at_once() {
+    let mut server = Served::start(&["--drain-timeout", "600"]);
+    let mut caller = Caller::countdown(&server.url, 60, 5000);
+    caller.wait_started();
+    kill("TERM", server.pid());
+    server.wait_for_log("draining: 1 call in flight");
+    kill("INT", server.pid());
+    assert_eq!(server.wait_exit().code(), Some(130));
+    server.wait_for_log("second signal: exiting at once");
+    assert!(
+        !server.log().iter().any(|l| l.contains("toolwire: stopped")),
+        "{:?}",
+        server.log()
+    );
+}
+
+#[test]
+fn stdio_drains_on_sigterm() {
+    let mut child = Command::new(bin())
+        .args(["serve", "--stdio", "--drain-timeout", "60"])
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn toolwire serve --stdio");
+    let mut stdin = child.stdin.take().unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "countdown", "arguments": {"seconds": 3, "step_ms": 300},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "progressToken": "p"
+        }
+    }});
+    writeln!(stdin, "{call}").unwrap();
+    stdin.flush().unwrap();
+    let (tx, lines) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    let next = || -> Value {
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a line on stdout");
+        serde_json::from_str(&line).expect("a JSON line")
+    };
+    // The first progress notification: the call is in flight.
+    assert_eq!(next()["method"], "notifications/progress");
+    kill("TERM", child.id());
+    let result = loop {
+        let message = next();
+        if message.get("id").is_some() {
+            break message;
+        }
+        assert_eq!(message["method"], "notifications/progress");
+    };
+    assert_eq!(result["id"], 7);
+    assert_eq!(result["result"]["content"][0]["text"], "Lift-off!");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "serve --stdio did not exit");
+        thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    assert_eq!(status.code(), Some(0));
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(
+        stderr.contains("draining: 1 call in flight, 0 listen streams, 0 sessions"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("drained in "), "{stderr}");
+}
+
+#[test]
+fn log_format_json_writes_json_lines() {
+    let mut server = Served::command(&["--log-format", "json", "serve", "--http", "127.0.0.1:0"]);
+    let mut caller = Caller::countdown(&server.url, 1, 10);
+    caller.wait_started();
+    let (status, _) = caller.finish();
+    assert!(status.success());
+    kill("TERM", server.pid());
+    assert_eq!(server.wait_exit().code(), Some(0));
+    server.wait_for_log("drained in");
+    let mut events = Vec::new();
+    for line in server.log() {
+        // The lines that say where it listens are for people, as text.
+        if line.starts_with("toolwire: ") {
+            continue;
+        }
+        let event: Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
+        assert!(event["timestamp"].is_string(), "{line}");
+        assert!(event["level"].is_string(), "{line}");
+        events.push(event);
+    }
+    let draining = events
+        .iter()
+        .find(|e| {
+            e["fields"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("draining:"))
+        })
+        .expect("the draining event");
+    assert_eq!(draining["fields"]["calls"], 0);
+    assert_eq!(draining["fields"]["transport"], "http");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["fields"]["tool"] == "countdown" || e.to_string().contains("countdown")),
+        "no audit event for the call: {events:?}"
+    );
+}
