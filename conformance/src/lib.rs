@@ -7,6 +7,7 @@
 //! The fixture client, for the client scenarios, is in [`client`].
 
 pub mod client;
+mod tasks;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -82,6 +83,10 @@ pub fn fixture_server() -> Server {
     for tool in tools(&this) {
         builder = builder.tool(tool);
     }
+    // The tasks-* scenarios (the Tasks extension).
+    builder = builder
+        .tools(tasks::task_tools())
+        .task_poll_interval(Duration::from_millis(200));
     for resource in resources() {
         builder = builder.resource(resource);
     }
