@@ -372,10 +372,16 @@ fn log_format_json_writes_json_lines() {
         .expect("the draining event");
     assert_eq!(draining["fields"]["calls"], 0);
     assert_eq!(draining["fields"]["transport"], "http");
+    let audit = events
+        .iter()
+        .find(|e| e["target"] == "toolwire::audit")
+        .unwrap_or_else(|| panic!("no audit event for the call: {events:?}"));
+    assert_eq!(audit["fields"]["event"], "tool_call");
+    assert_eq!(audit["fields"]["outcome"], "ok");
     assert!(
-        events
-            .iter()
-            .any(|e| e["fields"]["tool"] == "countdown" || e.to_string().contains("countdown")),
-        "no audit event for the call: {events:?}"
+        audit["fields"]["tool"]
+            .as_str()
+            .is_some_and(|t| t.contains("countdown")),
+        "{audit}"
     );
 }
