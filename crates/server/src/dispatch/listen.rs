@@ -7,14 +7,17 @@ use futures::stream::BoxStream;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{
-    ErrorObject, ErrorResponse, JsonObject, Message, Notification, RequestId, ResultResponse,
-    SubscriptionFilter, SubscriptionsListenRequestParams, keys,
+    ErrorObject, ErrorResponse, JsonObject, METHOD_TASKS_NOTIFICATION, Message, Notification,
+    RequestId, ResultResponse, SubscriptionFilter, SubscriptionsListenRequestParams,
+    TASKS_EXTENSION, keys,
 };
 
 use crate::context::{Outbox, RequestContext};
 use crate::features::listen::SubscriptionSlot;
 use crate::server::Server;
 use crate::store::change_feed::{Change, ChangeTopics};
+use crate::store::task_record::TaskRecord;
+use crate::store::tasks::TaskLookup;
 
 impl Server {
     /// The part of `requested` this server honours.
@@ -45,14 +48,48 @@ impl Server {
         }
     }
 
+    /// The task ids of a listen request this server sends
+    /// `notifications/tasks` for: the caller's own live tasks. Asking
+    /// without the extension declared is -32021.
+    async fn honoured_tasks(
+        &self,
+        requested: Option<&[String]>,
+        cx: &RequestContext,
+    ) -> Result<Option<Vec<String>>, ErrorObject> {
+        let Some(requested) = requested else {
+            return Ok(None);
+        };
+        if !self.tasks_declared(cx) {
+            return Err(ErrorObject::missing_extension(TASKS_EXTENSION));
+        }
+        let owner = cx.principal().key();
+        let mut honoured = Vec::new();
+        for id in requested
+            .iter()
+            .take(self.inner.config.tasks.max_per_principal.max(64))
+        {
+            if let Ok(TaskLookup::Found(_)) = self.inner.task_store.get(id, &owner).await {
+                if !honoured.contains(id) {
+                    honoured.push(id.clone());
+                }
+            }
+        }
+        Ok((!honoured.is_empty()).then_some(honoured))
+    }
+
     /// Admits a `subscriptions/listen` request: its stream is what the
     /// transport runs ([`Listening`]); nothing runs until it is polled.
-    pub(crate) fn listen(
+    pub(crate) async fn listen(
         &self,
         params: SubscriptionsListenRequestParams,
         cx: &RequestContext,
     ) -> Result<Listening, ErrorObject> {
         let inner = &self.inner;
+        // Task notifications: only for a client that declared the
+        // extension, and only for its own tasks (others' are unknown).
+        let task_ids = self
+            .honoured_tasks(params.notifications.task_ids.as_deref(), cx)
+            .await?;
         let slot = inner
             .subscriptions
             .admit(cx.principal(), inner.config.max_subscriptions_per_principal)?;
@@ -67,10 +104,19 @@ impl Server {
                 .clone()
                 .map(|uris| uris.into_iter().collect()),
         };
+        let tasks = match &task_ids {
+            Some(ids) => inner.task_store.watch(ids.clone()),
+            None => futures::stream::pending().boxed(),
+        };
+        let honoured = SubscriptionFilter {
+            task_ids,
+            ..honoured
+        };
         let ack = json!({"notifications": honoured});
         let ack = notification(&id, "notifications/subscriptions/acknowledged", ack);
         Ok(Listening {
             changes: inner.changes.subscribe(topics),
+            tasks,
             ack: Some(Box::new(ack)),
             shutdown: inner.shutdown.clone(),
             server: self.clone(),
@@ -90,6 +136,8 @@ pub(crate) struct Listening {
     /// The acknowledgement, until it is sent.
     ack: Option<Box<Message>>,
     changes: BoxStream<'static, Change>,
+    /// Changes of the tasks listened to.
+    tasks: BoxStream<'static, TaskRecord>,
     shutdown: CancellationToken,
     server: Server,
     _slot: SubscriptionSlot,
@@ -114,6 +162,7 @@ impl Listening {
             biased;
             () = self.shutdown.cancelled() => Heard::Done(self.result()),
             Some(change) = self.changes.next() => Heard::Notification(change_notification(&self.id, change)),
+            Some(task) = self.tasks.next() => Heard::Notification(task_notification(&self.id, &task)),
             // The feed ended: nothing more will be heard; end as on shutdown.
             else => Heard::Done(self.result()),
         }
@@ -176,6 +225,12 @@ fn change_notification(id: &RequestId, change: Change) -> Message {
             notification(id, "notifications/resources/updated", json!({"uri": uri}))
         }
     }
+}
+
+/// `notifications/tasks`: the task as `tasks/get` would show it now.
+fn task_notification(id: &RequestId, task: &TaskRecord) -> Message {
+    let params = serde_json::to_value(task.detailed()).unwrap_or_default();
+    notification(id, METHOD_TASKS_NOTIFICATION, params)
 }
 
 /// One notification tagged with the subscription id.

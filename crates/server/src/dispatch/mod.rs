@@ -155,7 +155,7 @@ impl Server {
         let params = &params;
         let answer = match cx.method() {
             "subscriptions/listen" => {
-                let listening = self.listen(parse(params)?, &cx)?;
+                let listening = self.listen(parse(params)?, &cx).await?;
                 return Ok(Routed::Listening(Box::new(listening)));
             }
             "tools/call" => Box::pin(self.call_tool(parse_call(params)?, cx)).await,
