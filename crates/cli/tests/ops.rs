@@ -6,42 +6,13 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Served, bin, closed_port, fresh_dir};
-
-/// `GET path` on the server of `url` (`http://127.0.0.1:PORT/mcp`): the
-/// status and the body.
-fn get(url: &str, path: &str) -> (u16, String) {
-    let authority = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .expect("an authority");
-    let mut stream = TcpStream::connect(authority).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("a response");
-    let (head, body) = response.split_once("\r\n\r\n").expect("a head and a body");
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("a status");
-    (status, body.to_owned())
-}
+use support::{Served, bin, closed_port, fresh_dir, http_get as get};
 
 /// Sends `signal` (`TERM`, `INT`) to process `pid`.
 fn kill(signal: &str, pid: u32) {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use redis_support::RedisServer;
 use serde_json::{Value, json};
-use support::{Served, bin, closed_port, toolwire};
+use support::{Served, bin, closed_port, http_get, toolwire};
 
 /// Every wait of the tests below is bounded by this.
 const WAIT: Duration = Duration::from_secs(30);
@@ -139,6 +139,35 @@ fn a_redis_outage_fails_closed_and_recovers() {
     let recovered = recovered.expect("calls work again within 10 s of Redis coming back");
     assert_eq!(recovered.json()["content"][0]["text"], "back");
     assert!(create_basket(&a.url).starts_with("bsk_"));
+}
+
+#[test]
+fn readyz_says_when_redis_does_not_answer() {
+    let mut redis = RedisServer::start();
+    let a = Served::start(&["--redis", &redis.url(), "--health"]);
+    assert_eq!(
+        http_get(&a.url, "/readyz"),
+        (200, r#"{"status":"ready"}"#.into())
+    );
+    redis.kill();
+    let (status, body) = http_get(&a.url, "/readyz");
+    assert_eq!(status, 503, "{body}");
+    let prefix = format!(
+        r#"{{"status":"not ready","notReady":["redis at 127.0.0.1:{}: "#,
+        redis.port()
+    );
+    assert!(body.starts_with(&prefix), "{body}");
+    assert!(body.ends_with(r#""]}"#), "{body}");
+    assert_eq!(http_get(&a.url, "/healthz"), (200, "ok".into()));
+    redis.restart();
+    let deadline = Instant::now() + WAIT;
+    while http_get(&a.url, "/readyz").0 != 200 {
+        assert!(
+            Instant::now() < deadline,
+            "not ready again after Redis came back"
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// The tool names `toolwire list --json` shows, in order.
