@@ -18,6 +18,8 @@ pub struct HttpTransportBuilder {
     mode: ProtocolMode,
     era_hint: Option<Era>,
     http2_prior_knowledge: bool,
+    /// PEM certificates trusted besides the platform's and Mozilla's roots.
+    ca_pem: Vec<u8>,
 }
 
 impl HttpTransport {
@@ -32,6 +34,7 @@ impl HttpTransport {
             mode: ProtocolMode::Auto,
             era_hint: None,
             http2_prior_knowledge: false,
+            ca_pem: Vec::new(),
         }
     }
 
@@ -112,6 +115,27 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// Trusts the certificates in `pem` (one or more `CERTIFICATE` blocks:
+    /// a private CA, or a server's self-signed certificate) besides the
+    /// platform's roots and Mozilla's, for `https://` URLs. Like
+    /// [`http2_prior_knowledge`](Self::http2_prior_knowledge), it configures
+    /// the client the transport builds.
+    ///
+    /// ```no_run
+    /// use toolwire_client::transport::HttpTransport;
+    /// let ca = std::fs::read("ca.pem").unwrap();
+    /// let transport = HttpTransport::builder("https://mcp.internal:8443/mcp")
+    ///     .ca_certificate_pem(ca)
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(transport);
+    /// ```
+    pub fn ca_certificate_pem(mut self, pem: impl AsRef<[u8]>) -> Self {
+        self.ca_pem.extend_from_slice(pem.as_ref());
+        self.ca_pem.push(b'\n');
+        self
+    }
+
     /// Checks the URL and headers and makes the transport.
     pub fn build(self) -> Result<HttpTransport, TransportError> {
         let url = reqwest::Url::parse(&self.url)
@@ -139,8 +163,15 @@ impl HttpTransportBuilder {
                         .to_owned(),
                 ));
             }
+            Some(_) if !self.ca_pem.is_empty() => {
+                return Err(TransportError::Io(
+                    "ca_certificate_pem applies to the HTTP client the transport builds; \
+                     with http_client, add the root certificate to that reqwest client"
+                        .to_owned(),
+                ));
+            }
             Some(client) => client,
-            None => default_client(self.http2_prior_knowledge)?,
+            None => default_client(self.http2_prior_knowledge, &self.ca_pem)?,
         };
         Ok(HttpTransport {
             inner: Arc::new(HttpInner {
@@ -160,12 +191,28 @@ impl HttpTransportBuilder {
 }
 
 /// The reqwest client a transport builds when given none.
-fn default_client(http2_prior_knowledge: bool) -> Result<reqwest::Client, TransportError> {
+fn default_client(
+    http2_prior_knowledge: bool,
+    ca_pem: &[u8],
+) -> Result<reqwest::Client, TransportError> {
     let mut builder = reqwest::Client::builder()
         .use_rustls_tls()
         .redirect(redirect::same_origin());
     if http2_prior_knowledge {
         builder = builder.http2_prior_knowledge();
+    }
+    if !ca_pem.is_empty() {
+        let certificates = reqwest::Certificate::from_pem_bundle(ca_pem).map_err(|e| {
+            TransportError::Io(format!("the CA certificates are not PEM certificates: {e}"))
+        })?;
+        if certificates.is_empty() {
+            return Err(TransportError::Io(
+                "the CA certificates hold no CERTIFICATE block".to_owned(),
+            ));
+        }
+        for certificate in certificates {
+            builder = builder.add_root_certificate(certificate);
+        }
     }
     builder
         .build()

@@ -226,10 +226,9 @@ impl HttpInner {
                 if method == reqwest::Method::POST {
                     request = request.body(body);
                 }
-                request
-                    .send()
-                    .await
-                    .map_err(|e| TransportError::Io(format!("{method} {url} failed: {e}")))
+                request.send().await.map_err(|e| {
+                    TransportError::Io(format!("{method} {url} failed: {}", with_causes(&e)))
+                })
             }
         }
     }
@@ -541,6 +540,23 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// `error` and the errors beneath it, `: `-joined (reqwest's own text,
+/// "error sending request", does not say that a certificate was refused or
+/// a connection reset: its sources do).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 #[cfg(test)]

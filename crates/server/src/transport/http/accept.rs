@@ -1,7 +1,8 @@
 //! The accept loop behind [`HttpServer`](crate::http::HttpServer): one
 //! connection per task, HTTP/1.1 or HTTP/2 with prior knowledge (told apart
-//! by the connection's first bytes, see [`h2c`](super::h2c)), served by hyper
-//! directly, with a deadline for each request's headers.
+//! by the connection's first bytes, see [`h2c`](super::h2c)), or under TLS
+//! HTTP/2 or HTTP/1.1 as ALPN chose, served by hyper directly, with a
+//! deadline for the handshake and each request's headers.
 //!
 //! `axum::serve` would do, but its per-connection machinery (HTTP version
 //! detection, upgrades) held about 5 KB more per open connection (19.6 KB
@@ -12,16 +13,19 @@
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::conn::{log_end, route};
 use super::h2c::{self, Protocol};
+use super::tls::TlsConfig;
 
 /// How the wait for the open connections went, once the server stopped
 /// accepting.
@@ -37,6 +41,8 @@ pub(crate) struct Drained {
 pub(crate) struct Connections {
     pub router: Router,
     pub header_read_timeout: Duration,
+    /// Set: every connection opens with a TLS handshake.
+    pub tls: Option<Arc<TlsConfig>>,
 }
 
 impl Connections {
@@ -90,6 +96,9 @@ impl Connections {
         }
         // The wait for the first bytes counts against the header read timeout.
         let deadline = Instant::now() + self.header_read_timeout;
+        if self.tls.is_some() {
+            return self.serve_tls(stream, peer, deadline, closing).await;
+        }
         match first_bytes(&stream, peer, deadline, &mut closing).await {
             Some(Protocol::Http1) => self.serve_http1(&mut stream, peer, &mut closing).await,
             Some(Protocol::Http2) => {
@@ -110,11 +119,48 @@ impl Connections {
         }
     }
 
+    /// Serves a TLS connection once its handshake is done (by `deadline`):
+    /// HTTP/2 when ALPN chose `h2`, else HTTP/1.1.
+    async fn serve_tls(
+        self,
+        stream: TcpStream,
+        peer: SocketAddr,
+        deadline: Instant,
+        mut closing: watch::Receiver<bool>,
+    ) {
+        let Some(tls) = &self.tls else { return };
+        let handshake = tokio::select! {
+            done = tokio::time::timeout_at(deadline, tls.acceptor().accept(stream)) => done,
+            _ = closing.wait_for(|closing| *closing) => return,
+        };
+        let mut stream = match handshake {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(error)) => return tracing::debug!(%peer, %error, "TLS handshake failed"),
+            Err(_) => {
+                return tracing::debug!(%peer, "no TLS handshake within the header read timeout");
+            }
+        };
+        if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+            let timeout = self.header_read_timeout;
+            Box::pin(h2c::serve(
+                stream,
+                self.router,
+                peer,
+                closing,
+                timeout,
+                deadline,
+            ))
+            .await;
+        } else {
+            self.serve_http1(&mut stream, peer, &mut closing).await;
+        }
+    }
+
     /// Serves an HTTP/1.1 connection. It borrows what `serve_one` holds
     /// anyway, so that the task does not keep two copies.
-    async fn serve_http1(
+    async fn serve_http1<S: AsyncRead + AsyncWrite + Unpin>(
         &self,
-        stream: &mut TcpStream,
+        stream: &mut S,
         peer: SocketAddr,
         closing: &mut watch::Receiver<bool>,
     ) {

@@ -10,6 +10,8 @@ use crate::security::auth::AuthConfig;
 use crate::store::rate_limit::{InMemoryRateLimits, RateLimit, RateLimitStore};
 use crate::store::sessions::{InMemorySessionStore, SessionStore};
 
+use super::tls::TlsConfig;
+
 /// Where [`serve`](super::serve) listens unless told otherwise: loopback only.
 pub const DEFAULT_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
 
@@ -84,6 +86,7 @@ pub struct HttpConfig {
     pub(super) max_sessions: usize,
     pub(super) replay_events: usize,
     pub(super) session_store: Arc<dyn SessionStore>,
+    pub(super) tls: Option<Arc<TlsConfig>>,
 }
 
 impl Default for HttpConfig {
@@ -105,6 +108,7 @@ impl Default for HttpConfig {
             max_sessions: DEFAULT_MAX_SESSIONS,
             replay_events: DEFAULT_REPLAY_EVENTS,
             session_store: Arc::new(InMemorySessionStore::new()),
+            tls: None,
         }
     }
 }
@@ -115,6 +119,19 @@ impl HttpConfig {
     /// a request's headers and 30 s to send its body.
     pub fn new() -> Self {
         HttpConfig::default()
+    }
+
+    /// Serves HTTPS with `tls` (HTTP/2 to clients that pick `h2` by
+    /// ALPN, HTTP/1.1 to the others) instead of plain HTTP. Keep the
+    /// [`Arc`] to [`TlsConfig::reload`] the certificate while serving.
+    pub fn tls(mut self, tls: Arc<TlsConfig>) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// True when the endpoint is served over TLS.
+    pub fn has_tls(&self) -> bool {
+        self.tls.is_some()
     }
 
     /// The endpoint's path (a leading `/` is added when missing).

@@ -23,6 +23,7 @@ use std::time::Duration;
 use axum::Router;
 use hyper::body::{Body, Frame, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -107,8 +108,8 @@ pub(super) async fn sniff(stream: &TcpStream) -> io::Result<Option<Protocol>> {
 /// `idle_timeout` (the first time: until `first_deadline`), or `closing`
 /// turns true; the last two close it gracefully (GOAWAY, then the open
 /// streams finish).
-pub(super) async fn serve(
-    stream: TcpStream,
+pub(super) async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    stream: S,
     router: Router,
     peer: SocketAddr,
     mut closing: watch::Receiver<bool>,

@@ -83,6 +83,7 @@ mod legacy;
 mod reply;
 mod sessions;
 mod sse;
+mod tls;
 
 use std::future::Future;
 use std::io;
@@ -105,6 +106,7 @@ pub use self::config::{
 use self::endpoint::{Endpoint, handle};
 pub use self::health::{HEALTHZ_PATH, READYZ_PATH, health_routes};
 pub use self::sessions::SessionTable;
+pub use self::tls::{TlsConfig, TlsError};
 pub use crate::transport::drain::DEFAULT_DRAIN_TIMEOUT;
 use crate::transport::drain::{CallCounter, DrainStart};
 
@@ -190,6 +192,7 @@ pub struct HttpServer {
     header_read_timeout: Duration,
     calls: CallCounter,
     drain_timeout: Duration,
+    tls: Option<Arc<TlsConfig>>,
 }
 
 impl HttpServer {
@@ -228,6 +231,7 @@ impl HttpServer {
             listener,
             local_addr,
             header_read_timeout: config.header_read_timeout,
+            tls: config.tls.clone(),
             router: router_with(server.clone(), config, sessions.clone(), calls.clone()),
             sessions,
             server,
@@ -324,6 +328,7 @@ impl HttpServer {
         let connections = Connections {
             router: self.router,
             header_read_timeout: self.header_read_timeout,
+            tls: self.tls,
         };
         let drained = connections
             .serve(self.listener, shutdown, self.drain_timeout)
