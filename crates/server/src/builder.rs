@@ -50,7 +50,7 @@ impl Server {
 /// Builds a [`Server`].
 #[derive(Debug)]
 pub struct ServerBuilder {
-    pub(crate) config: ServerConfig,
+    config: ServerConfig,
     tools: Vec<ToolBuilder>,
     states: States,
     prompts: Vec<PromptBuilder>,
@@ -58,7 +58,7 @@ pub struct ServerBuilder {
     templates: Vec<ResourceTemplateBuilder>,
     rate_limit_store: Option<Arc<dyn RateLimitStore>>,
     change_feed: Option<Arc<dyn ChangeFeed>>,
-    pub(crate) task_store: Option<Arc<dyn TaskStore>>,
+    task_store: Option<Arc<dyn TaskStore>>,
 }
 
 impl ServerBuilder {
@@ -271,6 +271,68 @@ impl ServerBuilder {
     /// a state no one gave fails [`ServerBuilder::build`].
     pub fn state<S: Clone + Send + Sync + 'static>(mut self, state: S) -> Self {
         self.states.insert(state);
+        self
+    }
+
+    /// How long tasks are kept from creation (`ttlMs`); `None`: for ever.
+    /// A task read after it is gets -32602 "Task has expired".
+    ///
+    /// ```
+    /// let builder = toolwire_server::Server::builder("demo", "1")
+    ///     .task_ttl(Some(std::time::Duration::from_secs(600)));
+    /// # drop(builder);
+    /// ```
+    pub fn task_ttl(mut self, ttl: Option<Duration>) -> Self {
+        self.config.tasks.ttl = ttl;
+        self
+    }
+
+    /// The polling interval suggested to clients (`pollIntervalMs`).
+    ///
+    /// ```
+    /// let builder = toolwire_server::Server::builder("demo", "1")
+    ///     .task_poll_interval(std::time::Duration::from_millis(250));
+    /// # drop(builder);
+    /// ```
+    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
+        self.config.tasks.poll_interval = interval;
+        self
+    }
+
+    /// Unfinished tasks allowed per principal (at least 1).
+    ///
+    /// ```
+    /// let builder = toolwire_server::Server::builder("demo", "1").max_tasks_per_principal(4);
+    /// # drop(builder);
+    /// ```
+    pub fn max_tasks_per_principal(mut self, limit: usize) -> Self {
+        self.config.tasks.max_per_principal = limit.max(1);
+        self
+    }
+
+    /// How long a task worker's lease lasts ([`TaskSettings::lease`]).
+    ///
+    /// ```
+    /// let builder = toolwire_server::Server::builder("demo", "1")
+    ///     .task_lease(std::time::Duration::from_secs(60));
+    /// # drop(builder);
+    /// ```
+    pub fn task_lease(mut self, lease: Duration) -> Self {
+        self.config.tasks.lease = lease;
+        self
+    }
+
+    /// Where tasks are kept, instead of this process's memory: a store
+    /// shared by several instances lets any of them answer for any task.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let builder = toolwire_server::Server::builder("demo", "1")
+    ///     .task_store(Arc::new(toolwire_server::InMemoryTaskStore::new()));
+    /// # drop(builder);
+    /// ```
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.task_store = Some(store);
         self
     }
 

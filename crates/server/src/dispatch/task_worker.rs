@@ -279,7 +279,7 @@ impl Server {
             .update(&job.id, &job.owner, change)
             .await
         {
-            Ok(TaskLookup::Found(record)) => Some(record),
+            Ok(TaskLookup::Found(record)) => Some(*record),
             _ => None,
         }
     }

@@ -11,13 +11,9 @@
 //! multi round-trip retry runs it again. `tasks/cancel` fires the
 //! handler's cancellation token.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use rand::TryRngCore;
-
-use crate::builder::ServerBuilder;
-use crate::store::tasks::TaskStore;
 
 /// Whether a tool's calls run as tasks (SEP-2663). Nothing about it appears
 /// in the tool's definition: the extension leaves the choice to the server,
@@ -93,70 +89,6 @@ impl TaskSettings {
 
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-impl ServerBuilder {
-    /// How long tasks are kept from creation (`ttlMs`); `None`: for ever.
-    /// A task read after it is gets -32602 "Task has expired".
-    ///
-    /// ```
-    /// let builder = toolwire_server::Server::builder("demo", "1")
-    ///     .task_ttl(Some(std::time::Duration::from_secs(600)));
-    /// # drop(builder);
-    /// ```
-    pub fn task_ttl(mut self, ttl: Option<Duration>) -> Self {
-        self.config.tasks.ttl = ttl;
-        self
-    }
-
-    /// The polling interval suggested to clients (`pollIntervalMs`).
-    ///
-    /// ```
-    /// let builder = toolwire_server::Server::builder("demo", "1")
-    ///     .task_poll_interval(std::time::Duration::from_millis(250));
-    /// # drop(builder);
-    /// ```
-    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
-        self.config.tasks.poll_interval = interval;
-        self
-    }
-
-    /// Unfinished tasks allowed per principal (at least 1).
-    ///
-    /// ```
-    /// let builder = toolwire_server::Server::builder("demo", "1").max_tasks_per_principal(4);
-    /// # drop(builder);
-    /// ```
-    pub fn max_tasks_per_principal(mut self, limit: usize) -> Self {
-        self.config.tasks.max_per_principal = limit.max(1);
-        self
-    }
-
-    /// How long a task worker's lease lasts ([`TaskSettings::lease`]).
-    ///
-    /// ```
-    /// let builder = toolwire_server::Server::builder("demo", "1")
-    ///     .task_lease(std::time::Duration::from_secs(60));
-    /// # drop(builder);
-    /// ```
-    pub fn task_lease(mut self, lease: Duration) -> Self {
-        self.config.tasks.lease = lease;
-        self
-    }
-
-    /// Where tasks are kept, instead of this process's memory: a store
-    /// shared by several instances lets any of them answer for any task.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// let builder = toolwire_server::Server::builder("demo", "1")
-    ///     .task_store(Arc::new(toolwire_server::InMemoryTaskStore::new()));
-    /// # drop(builder);
-    /// ```
-    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
-        self.task_store = Some(store);
-        self
-    }
 }
 
 /// A task id: 128 random bits from the OS CSPRNG, 32 lowercase hex digits.

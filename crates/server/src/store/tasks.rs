@@ -32,7 +32,7 @@ pub enum TaskStoreError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaskLookup {
     /// The task, as it is now.
-    Found(TaskRecord),
+    Found(Box<TaskRecord>),
     /// The task's time to live ran out; its state is forgotten.
     Expired,
     /// No task by that id belongs to that owner.
@@ -193,12 +193,12 @@ impl InMemoryTaskStore {
             change(record);
             changed = true;
         }
-        (TaskLookup::Found((**record).clone()), changed)
+        (TaskLookup::Found(record.clone()), changed)
     }
 
     fn publish(&self, lookup: &TaskLookup, changed: bool) {
         if let (TaskLookup::Found(record), true) = (lookup, changed) {
-            let _ = self.changes.send(Arc::new(record.clone()));
+            let _ = self.changes.send(Arc::new((**record).clone()));
         }
     }
 }
@@ -337,7 +337,7 @@ mod tests {
 
     fn found(lookup: TaskLookup) -> TaskRecord {
         match lookup {
-            TaskLookup::Found(record) => record,
+            TaskLookup::Found(record) => *record,
             other => panic!("expected a task, got {other:?}"),
         }
     }
