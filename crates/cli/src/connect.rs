@@ -41,6 +41,12 @@ pub struct ConnectArgs {
     )]
     pub bearer: Option<String>,
 
+    /// Trust the CA certificate(s) in FILE (PEM) for https:// servers,
+    /// besides the platform's roots and Mozilla's: a private CA, or a
+    /// server's self-signed certificate.
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<std::path::PathBuf>,
+
     /// When the server answers 401, authorize with OAuth 2.1 (authorization
     /// code + PKCE): the URL to open is printed, the redirect is received on
     /// 127.0.0.1:--oauth-port, and tokens are kept (owner-only) in
@@ -201,6 +207,11 @@ impl Connection {
                         )));
                     };
                     http = http.header(name.trim(), value.trim());
+                }
+                if let Some(path) = &args.ca {
+                    let pem = std::fs::read(path)
+                        .map_err(|e| Failure::usage(format!("--ca {}: {e}", path.display())))?;
+                    http = http.ca_certificate_pem(pem);
                 }
                 if let Some(token) = &args.bearer {
                     http = http.bearer_token(token);

@@ -19,8 +19,8 @@ use toolwire_redis::{RedisChangeFeed, RedisConnection, RedisRateLimits, RedisSes
 use crate::failure::Failure;
 use crate::safe_text;
 use crate::serve::{
-    auth_config, bind_failure, connect_redis, parse_token, redis_not_ready, resolve, serve_stdio,
-    shutdown_signal, token_principal,
+    auth_config, bind_failure, connect_redis, load_tls, parse_token, redis_not_ready,
+    reload_tls_on_hangup, resolve, scheme, serve_stdio, shutdown_signal, token_principal,
 };
 
 /// `toolwire gateway --config FILE`, `toolwire gateway check --config FILE`,
@@ -115,6 +115,7 @@ async fn shorthand(args: &GatewayArgs) -> Result<GatewayConfig, Failure> {
         ui: false,
         health: false,
         drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+        tls: None,
         upstreams: vec![UpstreamConfig {
             name,
             prefix: String::new(),
@@ -292,32 +293,40 @@ async fn serve(
                 .map_err(|e| bind_failure(addr, e))?;
             let addr = listener.local_addr().map_err(|e| bind_failure(addr, e))?;
             let mut http = HttpConfig::new();
+            if let Some(files) = &config.tls {
+                let tls = load_tls(&files.cert, &files.key)?;
+                reload_tls_on_hangup(Arc::clone(&tls))?;
+                http = http.tls(tls);
+            }
+            let scheme = scheme(http.has_tls());
             if let Some(redis) = &redis {
                 http = http.session_store(Arc::new(RedisSessionStore::new(redis)));
             }
             if !tokens.is_empty() {
-                http = http.auth(auth_config(addr, &tokens, "toolwire gateway")?);
+                http = http.auth(auth_config(addr, scheme, &tokens, "toolwire gateway")?);
             }
+            let secure_cookies = http.has_tls();
             let mut http = HttpServer::from_listener(listener, server, http)
                 .map_err(|e| bind_failure(addr, e))?
                 .drain_timeout(config.drain_timeout);
             if config.ui {
-                http = http.with_routes(console_routes(&gateway, &tokens));
+                http = http.with_routes(console_routes(&gateway, &tokens, secure_cookies));
             }
             if config.health {
                 http = http.with_routes(health(&gateway, redis.clone()));
             }
             eprintln!(
-                "toolwire: gateway serving {} tools at http://{}/mcp (Ctrl-C to stop)",
+                "toolwire: gateway serving {} tools at {scheme}://{}/mcp (Ctrl-C to stop)",
                 gateway.tools().len(),
                 http.local_addr()
             );
             if config.ui {
-                eprintln!("toolwire: the console is at http://{addr}/ui (admin tokens only)");
+                eprintln!("toolwire: the console is at {scheme}://{addr}/ui (admin tokens only)");
             }
             if config.health {
                 eprintln!(
-                    "toolwire: health checks at http://{addr}/healthz and http://{addr}/readyz"
+                    "toolwire: health checks at {scheme}://{addr}/healthz and \
+                     {scheme}://{addr}/readyz"
                 );
             }
             http.run_until(shutdown)
@@ -356,8 +365,12 @@ fn upstreams_not_ready(gateway: &Gateway) -> Vec<String> {
 /// The console's pages (`[gateway] ui = true`): the tokens log in as the
 /// principals the MCP endpoint names them (`token-1`, `token-2`, …), and
 /// only those with the admin scope get in.
-fn console_routes(gateway: &Gateway, tokens: &[(String, Vec<String>)]) -> axum::Router {
-    let mut console = ConsoleConfig::new();
+fn console_routes(
+    gateway: &Gateway,
+    tokens: &[(String, Vec<String>)],
+    secure_cookies: bool,
+) -> axum::Router {
+    let mut console = ConsoleConfig::new().secure_cookies(secure_cookies);
     for (index, (token, scopes)) in tokens.iter().enumerate() {
         console = console.token(token, &token_principal(index), scopes.clone());
     }

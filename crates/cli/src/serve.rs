@@ -2,12 +2,15 @@
 //! graceful shutdown on Ctrl-C (or SIGTERM).
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
 use toolwire::server::auth::{AuthConfig, StaticTokens};
-use toolwire::server::http::{DEFAULT_DRAIN_TIMEOUT, HttpConfig, HttpServer, health_routes};
+use toolwire::server::http::{
+    DEFAULT_DRAIN_TIMEOUT, HttpConfig, HttpServer, TlsConfig, health_routes,
+};
 use toolwire::server::stdio::StdioConfig;
 use toolwire::server::{Principal, RateLimit, StateKey};
 
@@ -124,6 +127,28 @@ pub struct ServeArgs {
     /// seconds (0 to 86400) before exiting. [default: 30]
     #[arg(long, value_name = "SECS", value_parser = parse_drain_timeout)]
     drain_timeout: Option<Duration>,
+
+    /// Serve HTTPS with the certificate chain in FILE (PEM, leaf first;
+    /// needs --tls-key): HTTP/2 or HTTP/1.1 as the client's TLS handshake
+    /// chooses. SIGHUP reads both files again (new connections get the new
+    /// certificate; a pair that cannot be used is reported and the old one
+    /// kept).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls_key",
+        conflicts_with = "stdio"
+    )]
+    tls_cert: Option<PathBuf>,
+
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls_cert",
+        conflicts_with = "stdio"
+    )]
+    tls_key: Option<PathBuf>,
 }
 
 pub(crate) fn parse_token(text: &str) -> Result<(String, Vec<String>), String> {
@@ -259,13 +284,22 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             .map_err(|e| bind_failure(wanted, e))?;
         let addr = listener.local_addr().map_err(|e| bind_failure(wanted, e))?;
         let mut config = with_session_limits(HttpConfig::new(), &args);
+        let tls = match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => Some(load_tls(cert, key)?),
+            _ => None,
+        };
+        if let Some(tls) = &tls {
+            config = config.tls(Arc::clone(tls));
+            reload_tls_on_hangup(Arc::clone(tls))?;
+        }
+        let scheme = scheme(config.has_tls());
         if let Some(redis) = &redis {
             config = config
                 .rate_limit_store(Arc::new(RedisRateLimits::new(redis.clone())))
                 .session_store(Arc::new(RedisSessionStore::new(redis)));
         }
         if !args.tokens.is_empty() {
-            config = config.auth(auth_config(addr, &args.tokens, "toolwire demo")?);
+            config = config.auth(auth_config(addr, scheme, &args.tokens, "toolwire demo")?);
         }
         for origin in &args.allow_origin {
             config = config.allow_origin(origin);
@@ -283,7 +317,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
                 async move { redis_not_ready(redis.as_ref()).await.into_iter().collect() }
             }));
         }
-        let url = format!("http://{}/mcp", http.local_addr());
+        let url = format!("{scheme}://{}/mcp", http.local_addr());
         if !http.local_addr().ip().is_loopback() {
             tracing::warn!(
                 "listening beyond loopback on {}: anyone who can reach it can call the tools",
@@ -293,7 +327,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         eprintln!("toolwire: serving the demo MCP server at {url} (Ctrl-C to stop)");
         if args.health {
             eprintln!(
-                "toolwire: health checks at http://{0}/healthz and http://{0}/readyz",
+                "toolwire: health checks at {scheme}://{0}/healthz and {scheme}://{0}/readyz",
                 http.local_addr()
             );
         }
@@ -375,6 +409,7 @@ fn with_session_limits(mut config: HttpConfig, args: &ServeArgs) -> HttpConfig {
 /// named `resource_name` in its metadata.
 pub(crate) fn auth_config(
     addr: SocketAddr,
+    scheme: &str,
     tokens: &[(String, Vec<String>)],
     resource_name: &str,
 ) -> Result<AuthConfig, Failure> {
@@ -383,7 +418,7 @@ pub(crate) fn auth_config(
         let principal = Principal::new(token_principal(index)).with_scopes(scopes.clone());
         table = table.token(token, principal);
     }
-    let resource = format!("http://{addr}/mcp");
+    let resource = format!("{scheme}://{addr}/mcp");
     let config = AuthConfig::new(&resource, table)
         .map_err(|e| Failure::usage(format!("cannot protect {resource}: {e}")))?
         .resource_name(resource_name);
@@ -392,6 +427,43 @@ pub(crate) fn auth_config(
         "bearer tokens required (`toolwire list URL --bearer TOKEN`)"
     );
     Ok(config)
+}
+
+/// `https` under TLS, else `http`.
+pub(crate) fn scheme(tls: bool) -> &'static str {
+    if tls { "https" } else { "http" }
+}
+
+/// The certificate and key of `--tls-cert`/`--tls-key` (or the gateway's
+/// `tls_cert`/`tls_key`).
+pub(crate) fn load_tls(cert: &Path, key: &Path) -> Result<Arc<TlsConfig>, Failure> {
+    TlsConfig::from_pem_files(cert, key)
+        .map(Arc::new)
+        .map_err(|e| Failure::usage(format!("cannot serve TLS: {e}")))
+}
+
+/// Reads the certificate and key again on each SIGHUP; a pair that cannot
+/// be used is reported and the one in use kept.
+pub(crate) fn reload_tls_on_hangup(tls: Arc<TlsConfig>) -> Result<(), Failure> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut hangups = signal(SignalKind::hangup())
+            .map_err(|e| Failure::protocol(format!("cannot listen for SIGHUP: {e}")))?;
+        tokio::spawn(async move {
+            while hangups.recv().await.is_some() {
+                match tls.reload() {
+                    Ok(()) => tracing::info!("TLS certificate and key read again"),
+                    Err(error) => {
+                        tracing::warn!(%error, "TLS certificate not reloaded; the old one stays");
+                    }
+                }
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = tls;
+    Ok(())
 }
 
 /// The principal the `index`th configured token names: `token-1`, …

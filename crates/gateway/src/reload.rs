@@ -197,5 +197,7 @@ fn fixed_keys_changed(old: &GatewayConfig, new: &GatewayConfig) -> Vec<String> {
     check("ui", old.ui != new.ui);
     check("health", old.health != new.health);
     check("drain_timeout_s", old.drain_timeout != new.drain_timeout);
+    // The files' contents are read again on SIGHUP; other files need a restart.
+    check("tls_cert", old.tls != new.tls);
     keys
 }

@@ -7,7 +7,8 @@ use std::time::Duration;
 use toolwire_gateway::Glob;
 use toolwire_gateway::config::RedisTarget;
 use toolwire_gateway::config::{
-    AuditTarget, GatewayConfig, Listen, StartMode, TokenConfig, UpstreamConfig, UpstreamTransport,
+    AuditTarget, GatewayConfig, Listen, StartMode, TlsFiles, TokenConfig, UpstreamConfig,
+    UpstreamTransport,
 };
 use toolwire_gateway::pin::PinMode;
 use toolwire_server::RateLimit;
@@ -56,6 +57,7 @@ fn the_example_in_config_md_parses_into_the_expected_config() {
         ui: false,
         health: false,
         drain_timeout: Duration::from_secs(30),
+        tls: None,
         upstreams: vec![
             UpstreamConfig {
                 name: "files".into(),
@@ -133,6 +135,7 @@ fn defaults_apply_when_keys_are_absent() {
             ui: false,
             health: false,
             drain_timeout: Duration::from_secs(30),
+            tls: None,
             upstreams: vec![UpstreamConfig {
                 name: "echo".into(),
                 prefix: "echo".into(),
@@ -241,7 +244,7 @@ fn unknown_keys_are_refused_with_the_keys_expected() {
             with_gateway("listen = \"127.0.0.1:1\""),
             "gw.toml:3: gateway.listen: unknown key; expected one of http, stdio, \
              name_separator, max_name_len, audit, lock, pin, call_limit, redis, redis_url_env, \
-             tokens, ui, health, drain_timeout_s",
+             tokens, ui, health, drain_timeout_s, tls_cert, tls_key",
         ),
         (
             with_gateway("tokens = [{ env = \"A\", scope = [\"admin\"] }]"),
@@ -643,6 +646,39 @@ fn the_drain_timeout_is_30_seconds_unless_set() {
             with_gateway("drain_timeout_s = \"30s\""),
             "gw.toml:3: gateway.drain_timeout_s: expected a number of seconds from 0 to 86400, \
              got \"30s\"",
+        ),
+    ]);
+}
+
+#[test]
+fn tls_takes_a_certificate_and_its_key_with_http_only() {
+    assert_eq!(parsed(&with_gateway("")).tls, None);
+    assert_eq!(
+        parsed(&with_gateway("tls_cert = \"gw.crt\"\ntls_key = \"gw.key\"")).tls,
+        Some(TlsFiles {
+            cert: "gw.crt".into(),
+            key: "gw.key".into()
+        })
+    );
+    assert_refusals(&[
+        (
+            with_gateway("tls_cert = \"gw.crt\""),
+            "gw.toml:3: gateway.tls_cert: expected with tls_key = \"FILE\" (its private key)",
+        ),
+        (
+            with_gateway("tls_key = \"gw.key\""),
+            "gw.toml:3: gateway.tls_key: expected with tls_cert = \"FILE\" (its certificate chain)",
+        ),
+        (
+            with_gateway("tls_cert = \"\"\ntls_key = \"gw.key\""),
+            "gw.toml:3: gateway.tls_cert: expected a PEM file's path, got \"\"",
+        ),
+        (
+            "[gateway]\nstdio = true\ntls_cert = \"gw.crt\"\ntls_key = \"gw.key\"\n\n\
+             [[upstream]]\nname = \"files\"\ncommand = [\"server\"]\n"
+                .into(),
+            "gw.toml:3: gateway.tls_cert: expected only with http = \"ADDR:PORT\": TLS is for \
+             the HTTP listener",
         ),
     ]);
 }

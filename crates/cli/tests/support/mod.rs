@@ -130,11 +130,11 @@ impl Drop for Served {
 /// The URL in `toolwire: serving the demo MCP server at URL (...)` or
 /// `toolwire: gateway serving N tools at URL (...)`.
 fn listening_url(line: &str) -> Option<String> {
-    let rest = line
-        .strip_prefix("toolwire: ")?
-        .split(" at http://")
-        .nth(1)?;
-    Some(format!("http://{}", rest.split_whitespace().next()?))
+    let line = line.strip_prefix("toolwire: ")?;
+    ["http", "https"].into_iter().find_map(|scheme| {
+        let rest = line.split(&format!(" at {scheme}://")).nth(1)?;
+        Some(format!("{scheme}://{}", rest.split_whitespace().next()?))
+    })
 }
 
 /// What a finished command printed, and how it ended.

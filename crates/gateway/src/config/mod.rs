@@ -49,8 +49,20 @@ pub struct GatewayConfig {
     /// How long calls in flight may finish after SIGTERM or Ctrl-C
     /// (`drain_timeout_s`, default 30 s).
     pub drain_timeout: Duration,
+    /// Serve HTTPS with this certificate chain and key (`tls_cert` and
+    /// `tls_key`, PEM files; none: plain HTTP).
+    pub tls: Option<TlsFiles>,
     /// The servers behind the gateway, in the file's order.
     pub upstreams: Vec<UpstreamConfig>,
+}
+
+/// The PEM files of `tls_cert` and `tls_key`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The certificate chain, leaf first.
+    pub cert: PathBuf,
+    /// Its private key.
+    pub key: PathBuf,
 }
 
 /// Where downstream clients reach the gateway.
@@ -225,6 +237,8 @@ const GATEWAY_KEYS: &[&str] = &[
     "ui",
     "health",
     "drain_timeout_s",
+    "tls_cert",
+    "tls_key",
 ];
 /// The keys of a `[[upstream]]`.
 const UPSTREAM_KEYS: &[&str] = &[

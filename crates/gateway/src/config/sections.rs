@@ -49,6 +49,7 @@ impl Table<'_> {
             .map(|field| drain_timeout(&field))
             .transpose()?
             .unwrap_or(DEFAULT_DRAIN_TIMEOUT);
+        let tls = tls(&gateway, &listen)?;
         Ok(GatewayConfig {
             listen,
             name_separator,
@@ -62,6 +63,7 @@ impl Table<'_> {
             ui,
             health,
             drain_timeout,
+            tls,
             upstreams: lazy_needs_lock(&gateway, self, upstreams(self)?)?,
         })
     }
@@ -291,6 +293,37 @@ pub(super) fn health(gateway: &Table, listen: &Listen) -> Checked<bool> {
         ));
     }
     Ok(on)
+}
+
+/// `tls_cert` and `tls_key`: both or neither, with `http` only.
+pub(super) fn tls(gateway: &Table, listen: &Listen) -> Checked<Option<TlsFiles>> {
+    let path = |key: &str| {
+        gateway
+            .get(key)
+            .map(|field| {
+                field
+                    .string("a PEM file's path", |s| !s.is_empty())
+                    .map(|p| (field, p))
+            })
+            .transpose()
+    };
+    match (path("tls_cert")?, path("tls_key")?) {
+        (None, None) => Ok(None),
+        (Some((field, _)), None) => {
+            Err(field.error("expected with tls_key = \"FILE\" (its private key)"))
+        }
+        (None, Some((field, _))) => {
+            Err(field.error("expected with tls_cert = \"FILE\" (its certificate chain)"))
+        }
+        (Some((field, _)), Some(_)) if *listen == Listen::Stdio => {
+            Err(field
+                .error("expected only with http = \"ADDR:PORT\": TLS is for the HTTP listener"))
+        }
+        (Some((_, cert)), Some((_, key))) => Ok(Some(TlsFiles {
+            cert: PathBuf::from(cert),
+            key: PathBuf::from(key),
+        })),
+    }
 }
 
 /// `drain_timeout_s`: seconds, from 0 to 86400.
