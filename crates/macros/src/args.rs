@@ -5,8 +5,8 @@ use quote::quote;
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, Expr, ExprLit, Lit, LitBool, LitStr, Meta, Token};
 
-const KNOWN: &str =
-    "name, title, description, read_only, destructive, idempotent, open_world or header";
+const KNOWN: &str = "name, title, description, read_only, destructive, idempotent, open_world, \
+     task_support or header";
 
 /// What `#[tool(..)]` says about one tool.
 #[derive(Default)]
@@ -20,6 +20,8 @@ pub(crate) struct ToolArgs {
     open_world: Option<LitBool>,
     /// `header(param = "Header-Name")`: `x-mcp-header` on a parameter.
     headers: Vec<(LitStr, LitStr)>,
+    /// `task_support = "never" | "optional" | "always"`: the variant.
+    task_support: Option<syn::Ident>,
 }
 
 impl ToolArgs {
@@ -50,6 +52,8 @@ impl ToolArgs {
             self.idempotent = flag(&meta)?;
         } else if path.is_ident("open_world") {
             self.open_world = flag(&meta)?;
+        } else if path.is_ident("task_support") {
+            self.task_support = Some(task_support(&meta)?);
         } else if path.is_ident("header") {
             meta.parse_nested_meta(|param| {
                 let name = param
@@ -104,11 +108,13 @@ impl ToolArgs {
         };
         let title = self.title.iter();
         let annotations = self.annotations();
+        let task_support = self.task_support.iter();
         Ok(quote! {
             ::toolwire::server::ToolBuilder::new(#name)
                 .description(#description)
                 #(.title(#title))*
                 #annotations
+                #(.task_support(::toolwire::server::TaskSupport::#task_support))*
         })
     }
 
@@ -147,6 +153,24 @@ impl ToolArgs {
             })
         }
     }
+}
+
+/// The `TaskSupport` variant `task_support = ".."` names.
+fn task_support(meta: &ParseNestedMeta<'_>) -> syn::Result<syn::Ident> {
+    let value: LitStr = meta.value()?.parse()?;
+    let variant = match value.value().as_str() {
+        "never" => "Never",
+        "optional" => "Optional",
+        "always" => "Always",
+        _ => {
+            return Err(syn::Error::new(
+                value.span(),
+                "expected \"never\", \"optional\" or \"always\" (whether a call may run as a \
+                 task of the Tasks extension)",
+            ));
+        }
+    };
+    Ok(syn::Ident::new(variant, value.span()))
 }
 
 /// The doc comment of an item as one text, as a reader sees it: the lines

@@ -52,8 +52,10 @@
 //! function's name), `title = "..."`, `description = "..."` (default: the
 //! doc comment; one of the two is required), the annotation hints
 //! `read_only`, `destructive`, `idempotent` and `open_world` (each a flag,
-//! or `= false`), and `header(param = "Header-Name")` to mirror a
-//! parameter into an HTTP header (`x-mcp-header`).
+//! or `= false`), `task_support = "never" | "optional" | "always"` (whether
+//! a call may run as a task of the Tasks extension:
+//! `ToolBuilder::task_support`), and `header(param = "Header-Name")` to
+//! mirror a parameter into an HTTP header (`x-mcp-header`).
 #![warn(missing_docs)]
 
 mod args;

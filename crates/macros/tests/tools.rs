@@ -204,3 +204,49 @@ async fn schema_constraints_are_checked_before_the_handler() {
         "{text}"
     );
 }
+
+/// Builds a report that may take minutes.
+#[tool(task_support = "always")]
+async fn report() -> String {
+    "built".to_owned()
+}
+
+/// Builds a quick report.
+#[tool(task_support = "optional", read_only)]
+async fn quick_report() -> String {
+    "quick".to_owned()
+}
+
+#[tokio::test]
+async fn task_support_reaches_the_builder() {
+    let server = Server::builder("tasks", "1")
+        .tool(report_tool())
+        .tool(quick_report_tool())
+        .build()
+        .unwrap();
+    // Without the Tasks extension in the request's capabilities, an
+    // `always` tool is refused naming it, and an `optional` one answers.
+    let refused = send(
+        &server,
+        "tools/call",
+        json!({"name": "report", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"],
+        json!({"io.modelcontextprotocol/tasks": {}}),
+        "{refused}"
+    );
+    let answered = call(&server, "quick_report", json!({})).await;
+    assert_eq!(answered["content"][0]["text"], "quick");
+
+    // With it, the `optional` tool runs as a task.
+    let mut params = json!({"name": "quick_report", "arguments": {}, "_meta": meta()});
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let request = Request::new(2, "tools/call", params.as_object().cloned());
+    let response = server.handle_request(request, RequestEnv::new()).await;
+    let task = serde_json::to_value(response).unwrap();
+    assert_eq!(task["result"]["resultType"], "task", "{task}");
+}
