@@ -18,19 +18,37 @@
 //! embedded in the binary. No token is ever rendered, nor an upstream
 //! URL's credentials or query.
 //!
-//! ```no_run
-//! # async fn demo(gateway: toolwire_gateway::Gateway) -> std::io::Result<()> {
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use tower::ServiceExt;
 //! use toolwire_console::{ConsoleConfig, router};
-//! use toolwire_server::http::{HttpConfig, HttpServer};
+//! use toolwire_gateway::{Gateway, config::GatewayConfig};
 //!
-//! let console = ConsoleConfig::new()
-//!     .token("s3cret-admin-token", "alice", ["admin"])
-//!     .token("reader-token", "bob", Vec::<String>::new());
-//! HttpServer::bind("127.0.0.1:8940".parse().unwrap(), gateway.server().clone(), HttpConfig::new())
-//!     .await?
-//!     .with_routes(router(gateway, console))
-//!     .run()
-//!     .await
+//! let config = GatewayConfig::parse(r#"
+//!     [gateway]
+//!     http = "127.0.0.1:8940"
+//!     ui = true
+//!     tokens = [{ env = "GW_ADMIN_TOKEN", scopes = ["admin"] }]
+//!
+//!     [[upstream]]
+//!     name = "files"
+//!     command = ["/nonexistent/files-server"]  # left out: it cannot start
+//! "#, "gateway.toml")?;
+//! let gateway = Gateway::start(&config).await?;
+//! let console = ConsoleConfig::new().token("s3cret-admin-token", "token-1", ["admin"]);
+//! let app = router(gateway.clone(), console);
+//!
+//! // Without a session, every page leads to the login form.
+//! let request = axum::http::Request::get("/ui/tools").body(axum::body::Body::empty())?;
+//! let response = app.oneshot(request).await?;
+//! assert_eq!(response.status(), 303);
+//! assert_eq!(response.headers()["location"], "/ui/login");
+//!
+//! // Served beside the gateway's endpoint:
+//! // HttpServer::bind(addr, gateway.server().clone(), HttpConfig::new())
+//! //     .await?.with_routes(router(gateway, console)).run().await
+//! # Ok(())
 //! # }
 //! ```
 #![warn(missing_docs)]
