@@ -61,6 +61,29 @@ pub(crate) fn handle_keys(prefix: &str, store: &str, owner: &str, id: &str) -> H
     }
 }
 
+/// The two keys of one task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TaskKeys {
+    /// The hash holding the task: `record` (JSON), and while an update
+    /// runs, `lock` and `lock_until`.
+    pub task: String,
+    /// The owner's sorted set of unfinished task ids, scored by the last
+    /// millisecond at which each still counts (its lease's end, or its
+    /// expiry if sooner).
+    pub live: String,
+}
+
+/// The keys of task `id` of `owner`: `{prefix}task:{o:OWNER}:id:ID` and
+/// `{prefix}task:{o:OWNER}:live` (OWNER and ID escaped). Another owner's
+/// lookup of the same id names another key: it finds nothing.
+pub(crate) fn task_keys(prefix: &str, owner: &str, id: &str) -> TaskKeys {
+    let base = format!("{prefix}task:{{o:{}}}", escape(owner));
+    TaskKeys {
+        task: format!("{base}:id:{}", escape(id)),
+        live: format!("{base}:live"),
+    }
+}
+
 /// The hash tag Redis Cluster would hash for `key` (the whole key when it
 /// has no non-empty `{…}`), as the cluster specification defines it.
 #[cfg(test)]
@@ -96,6 +119,18 @@ mod tests {
         let keys = handle_keys("toolwire:", "baskets", "s:alice", "bsk_1");
         assert_eq!(keys.handle, "toolwire:h:{o:s%3Aalice}:baskets:id:bsk_1");
         assert_eq!(keys.owned, "toolwire:h:{o:s%3Aalice}:baskets:owned");
+    }
+
+    #[test]
+    fn a_tasks_keys_share_one_slot() {
+        for owner in ["", "s:alice", "s:{x}", "s:}{"] {
+            let keys = task_keys("toolwire:", owner, "t{1}");
+            assert_eq!(hash_tag(&keys.task), hash_tag(&keys.live), "{owner}");
+        }
+        let keys = task_keys("toolwire:", "s:alice", "0a1b");
+        assert_eq!(keys.task, "toolwire:task:{o:s%3Aalice}:id:0a1b");
+        assert_eq!(keys.live, "toolwire:task:{o:s%3Aalice}:live");
+        assert_ne!(task_keys("p:", "a", "live").task, keys.live);
     }
 
     #[test]

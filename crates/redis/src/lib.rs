@@ -15,6 +15,11 @@
 //!   a legacy (2025-11-25) HTTP session opened on one instance is served by
 //!   any, answers to its server→client requests find the waiting instance,
 //!   `DELETE` and expiry hold everywhere.
+//! * [`RedisTaskStore`] ([`TaskStore`](toolwire_server::TaskStore)): the
+//!   Tasks extension's table, so that `tasks/get`, `tasks/update` and
+//!   `tasks/cancel` work on any instance, the per-principal cap holds
+//!   across all, and a task whose worker's instance died ends `failed`
+//!   once its lease runs out.
 //! * [`RedisFlag`]: a named on/off switch that any instance toggles
 //!   atomically (one round trip) and every instance watches, caught up
 //!   after an outage.
@@ -59,6 +64,8 @@
 //! | `{prefix}rl:KEY` | string | a GCRA bucket's theoretical arrival time (µs, Redis clock) | when the bucket is full again |
 //! | `{prefix}h:{o:OWNER}:STORE:id:ID` | hash | `owner`, `value` (JSON), `idle` (ms); `lock`, `lock_until` during a modify | after `idle` without use |
 //! | `{prefix}h:{o:OWNER}:STORE:owned` | sorted set | the owner's handle ids, scored by expiry (ms) | after its last member |
+//! | `{prefix}task:{o:OWNER}:id:ID` | hash | `record` (the task as JSON); `lock`, `lock_until` during an update | `ttlMs` + 10 min after creation |
+//! | `{prefix}task:{o:OWNER}:live` | sorted set | the owner's unfinished task ids, scored by the last ms each counts | after its last member |
 //!
 //! `{o:OWNER}` is the hash tag: a handle and its owner's set are in one
 //! cluster slot, and the owners spread over the slots.
@@ -70,6 +77,8 @@
 //! | rate-limit check | 1 (`EVALSHA`) |
 //! | handle insert, remove | 1 |
 //! | handle modify | 2 (lock and read; write and unlock), more only while another modify holds the handle |
+//! | task create, get | 1 |
+//! | task update (and a get that settles a lapsed lease) | 2, as a handle modify |
 //!
 //! A script unknown to the server (first use, or after a restart) costs one
 //! `SCRIPT LOAD` more, once.
@@ -117,6 +126,7 @@ mod lock;
 mod rate_limit;
 mod sessions;
 mod subscriber;
+mod tasks;
 
 pub use change_feed::RedisChangeFeed;
 pub use connection::{
@@ -127,3 +137,4 @@ pub use flag::{FlagError, RedisFlag};
 pub use handles::RedisHandles;
 pub use rate_limit::{CLOSED_RETRY, FailMode, RedisRateLimits};
 pub use sessions::RedisSessionStore;
+pub use tasks::{EXPIRED_KEPT, RedisTaskStore};

@@ -86,7 +86,7 @@ pub(crate) async fn acquire(
 
 /// The pause before trying a busy lock again: about 1, 2, 4 … 32 ms (never
 /// past the holder's lease), with jitter so that waiters spread out.
-fn pause(attempt: u32, lease_left_ms: i64) -> Duration {
+pub(crate) fn pause(attempt: u32, lease_left_ms: i64) -> Duration {
     let step = 1u64 << attempt.min(5);
     let millis = step.min(u64::try_from(lease_left_ms).unwrap_or(1).max(1));
     let micros = millis * 1000;
