@@ -14,7 +14,9 @@ use toolwire::server::http::{
 use toolwire::server::stdio::StdioConfig;
 use toolwire::server::{Principal, RateLimit, StateKey};
 
-use toolwire_redis::{RedisConfig, RedisConnection, RedisRateLimits, RedisSessionStore};
+use toolwire_redis::{
+    RedisConfig, RedisConnection, RedisRateLimits, RedisSessionStore, RedisTaskStore,
+};
 
 use crate::demo::DemoOptions;
 use crate::failure::Failure;
@@ -239,7 +241,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         Some(url) => {
             let redis = connect_redis(url, args.redis_cluster).await?;
             tracing::info!(
-                "baskets, rate limits, legacy sessions, the extra_tool switch and list changes go through Redis at {} (key prefix {})",
+                "baskets, tasks, rate limits, legacy sessions, the extra_tool switch and list changes go through Redis at {} (key prefix {})",
                 redis.address(),
                 redis.key_prefix()
             );
@@ -258,6 +260,11 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         .builder
         .state_keys_from_env(STATE_KEYS_ENV)
         .map_err(Failure::usage)?;
+    if let Some(redis) = &redis {
+        demo.builder = demo
+            .builder
+            .task_store(Arc::new(RedisTaskStore::new(redis)));
+    }
     if std::env::var_os(STATE_KEYS_ENV).is_none() {
         // One process: a fresh key is right (requestState dies with it).
         demo.builder = demo.builder.state_key(StateKey::random());
