@@ -14,7 +14,9 @@ use toolwire_gateway::config::{
 };
 use toolwire_gateway::pin::{PinMode, PinState};
 use toolwire_gateway::{Gateway, SharedStores, UpstreamState, WithheldTool};
-use toolwire_redis::{RedisChangeFeed, RedisConnection, RedisRateLimits, RedisSessionStore};
+use toolwire_redis::{
+    RedisChangeFeed, RedisConnection, RedisRateLimits, RedisSessionStore, RedisTaskStore,
+};
 
 use crate::failure::Failure;
 use crate::safe_text;
@@ -260,6 +262,7 @@ async fn serve(
         Some(redis) => SharedStores {
             rate_limits: Some(Arc::new(RedisRateLimits::new(redis.clone()))),
             change_feed: Some(Arc::new(RedisChangeFeed::new(redis))),
+            tasks: Some(Arc::new(RedisTaskStore::new(redis))),
         },
         None => SharedStores::default(),
     };

@@ -8,7 +8,7 @@ use tokio::sync::watch;
 use toolwire_client::Client;
 use toolwire_server::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 use toolwire_server::{
-    ChangeFeed, InMemoryRateLimits, RateLimitStore, Server, ServerBuilder, StateKey,
+    ChangeFeed, InMemoryRateLimits, RateLimitStore, Server, ServerBuilder, StateKey, TaskStore,
 };
 
 use crate::audit::AuditLog;
@@ -454,6 +454,9 @@ pub struct SharedStores {
     pub rate_limits: Option<Arc<dyn RateLimitStore>>,
     /// Where `list_changed` travels between instances.
     pub change_feed: Option<Arc<dyn ChangeFeed>>,
+    /// Where the gateway's own tasks live, so that any instance answers
+    /// `tasks/get` for them.
+    pub tasks: Option<Arc<dyn TaskStore>>,
 }
 
 impl std::fmt::Debug for SharedStores {
@@ -461,16 +464,20 @@ impl std::fmt::Debug for SharedStores {
         f.debug_struct("SharedStores")
             .field("rate_limits", &self.rate_limits.is_some())
             .field("change_feed", &self.change_feed.is_some())
+            .field("tasks", &self.tasks.is_some())
             .finish()
     }
 }
 
 impl SharedStores {
-    /// `builder` with the change feed (the rate limits go through
+    /// `builder` with the change feed and the task store (the rate limits go through
     /// [`MeteredRateLimits`], set by [`Gateway::start_with`]).
     fn apply(self, mut builder: ServerBuilder) -> ServerBuilder {
         if let Some(feed) = self.change_feed {
             builder = builder.change_feed(feed);
+        }
+        if let Some(tasks) = self.tasks {
+            builder = builder.task_store(tasks);
         }
         builder
     }
