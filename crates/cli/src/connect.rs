@@ -278,7 +278,8 @@ impl Connection {
         })
     }
 
-    /// Request options that feed progress and log notifications to the terminal.
+    /// Request options that feed progress and log notifications, and the
+    /// status of a call the server made a task, to the terminal.
     pub fn options(&self) -> RequestOptions {
         let ui = Arc::clone(&self.ui);
         RequestOptions::new()
@@ -286,6 +287,7 @@ impl Connection {
             .on_notification(move |notification| match notification {
                 RequestNotification::Progress(p) => ui.progress(&p),
                 RequestNotification::Log(l) => ui.log(&l),
+                RequestNotification::Task(task) => ui.task_status(&task),
                 RequestNotification::Other(n) => {
                     tracing::debug!(method = %n.method, "notification ignored")
                 }

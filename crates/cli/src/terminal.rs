@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
-use toolwire::protocol::{LoggingMessageNotificationParams, ProgressNotificationParams};
+use toolwire::protocol::{
+    DetailedTask, LoggingMessageNotificationParams, ProgressNotificationParams, TaskStatus,
+};
 
 use crate::safe_text;
 
@@ -42,6 +44,8 @@ pub fn echo_piped(answer: Option<&str>) {
 pub struct Ui {
     color: bool,
     bar: Mutex<Option<ProgressBar>>,
+    /// The last task status shown, so each change is shown once.
+    task_seen: Mutex<Option<(TaskStatus, Option<String>)>>,
 }
 
 impl Ui {
@@ -50,6 +54,7 @@ impl Ui {
         Ui {
             color,
             bar: Mutex::new(None),
+            task_seen: Mutex::new(None),
         }
     }
 
@@ -176,6 +181,20 @@ impl Ui {
         self.say(&line);
     }
 
+    /// Shows the status of the task a call became, a line on stderr each
+    /// time its status or status message changes.
+    pub fn task_status(&self, task: &DetailedTask) {
+        let now = (task.task.status, task.task.status_message.clone());
+        {
+            let mut seen = self.task_seen.lock().unwrap_or_else(|e| e.into_inner());
+            if seen.as_ref() == Some(&now) {
+                return;
+            }
+            *seen = Some(now);
+        }
+        self.say(&self.dim(&task_line(task)));
+    }
+
     /// Removes the progress bar (the next notification starts a new one).
     pub fn clear_progress(&self) {
         let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -183,6 +202,24 @@ impl Ui {
             bar.finish_and_clear();
         }
     }
+}
+
+/// `task ID: status: message`, on one line.
+pub fn task_line(task: &DetailedTask) -> String {
+    let status = serde_json::to_value(task.task.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let message = task
+        .task
+        .status_message
+        .as_deref()
+        .map(|m| format!(": {}", safe_text::line(m)))
+        .unwrap_or_default();
+    format!(
+        "task {}: {status}{message}",
+        safe_text::line(&task.task.task_id)
+    )
 }
 
 #[cfg(test)]
@@ -194,7 +231,23 @@ mod tests {
         Ui {
             color: false,
             bar: Mutex::new(None),
+            task_seen: Mutex::new(None),
         }
+    }
+
+    #[test]
+    fn a_task_line_is_escaped_onto_one_line() {
+        let mut task = toolwire::protocol::Task::new(
+            "t\x1b[2J1",
+            TaskStatus::InputRequired,
+            "2026-01-01T00:00:00Z",
+            None,
+        );
+        task.status_message = Some("wait\ning".into());
+        assert_eq!(
+            task_line(&task.into()),
+            r"task t\u{1b}[2J1: input_required: wait\u{a}ing"
+        );
     }
 
     #[test]
@@ -213,6 +266,7 @@ mod tests {
         let ui = Ui {
             color: true,
             bar: Mutex::new(None),
+            task_seen: Mutex::new(None),
         };
         assert_eq!(
             ui.bold("a\x1b[8mb\u{202e}"),

@@ -48,6 +48,7 @@ pub struct ClientBuilder {
     trusted: bool,
     timeouts: TimeoutPolicy,
     max_rounds: usize,
+    tasks: bool,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -81,6 +82,7 @@ impl Client {
             trusted: false,
             timeouts: TimeoutPolicy::default(),
             max_rounds: 8,
+            tasks: true,
         }
     }
 }
@@ -209,6 +211,17 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether `call_tool` declares the Tasks extension
+    /// (`io.modelcontextprotocol/tasks`) so that the server may answer with
+    /// a task, which the call then follows to its end (default: `true`).
+    /// With `false` the server must answer at once (a tool that only runs
+    /// as a task fails with -32021). [`Client::start_tool_task`] declares it
+    /// either way.
+    pub fn tasks(mut self, enabled: bool) -> Self {
+        self.tasks = enabled;
+        self
+    }
+
     /// Makes the client. Nothing is sent until the first request.
     pub fn build(self) -> Client {
         let server_key = self.transport.server_key();
@@ -244,6 +257,7 @@ impl ClientBuilder {
                 timeouts: self.timeouts,
                 max_rounds: self.max_rounds,
                 request_inputs,
+                tasks: self.tasks,
             }),
         }
     }

@@ -9,7 +9,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::time::{Instant, sleep_until};
 use toolwire_protocol::{
-    ClientCapabilities, DiscoverResult, JsonObject, Message, Request, RequestId, ResultType, code,
+    ClientCapabilities, DiscoverResult, JsonObject, Message, Request, RequestId, ResultType,
+    TASKS_EXTENSION, code,
 };
 
 use crate::cache::{Cache, CacheHints, Freshness};
@@ -91,6 +92,8 @@ pub(crate) struct ClientInner {
     pub watched: Watched,
     /// Per-request input handlers of the requests in flight.
     pub request_inputs: RequestInputs,
+    /// Whether `call_tool` declares the Tasks extension.
+    pub tasks: bool,
 }
 
 impl Client {
@@ -345,11 +348,20 @@ impl Client {
                     return Err(Error::TooManyRounds(self.inner.max_rounds));
                 }
                 ResultType::InputRequired => {}
-                // This client never declares the Tasks extension, so a task
-                // handle is an invalid answer (SEP-2663).
+                // A task handle answers only a `tools/call` that declared the
+                // Tasks extension; anything else is invalid (SEP-2663).
+                ResultType::Task
+                    if method == "tools/call"
+                        && options
+                            .capabilities
+                            .as_ref()
+                            .is_some_and(|c| c.declares_extension(TASKS_EXTENSION)) =>
+                {
+                    return Ok((result, round + 1));
+                }
                 ResultType::Task => {
                     return Err(Error::InvalidReply(
-                        "the server answered with a task (resultType \"task\") although this client did not declare the tasks extension".into(),
+                        "the server answered with a task (resultType \"task\") although this request did not declare the tasks extension".into(),
                     ));
                 }
             }

@@ -126,6 +126,7 @@ mod mrtr;
 mod options;
 mod request_text;
 mod safety;
+mod tasks;
 mod tool_book;
 mod tools;
 pub mod transport;
@@ -141,4 +142,5 @@ pub use options::{NotificationSink, RequestNotification, RequestOptions};
 pub use safety::{
     AllowAll, Approval, ApprovalHook, ApprovalRequest, AuditHook, AuditRecord, ToolInfo,
 };
+pub use tasks::{TaskHandle, ToolCallStart};
 pub use tools::{RejectedTool, ToolList};

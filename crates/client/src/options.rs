@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::handlers::InputHandler;
 use toolwire_protocol::{
-    ClientCapabilities, JsonObject, LoggingLevel, LoggingMessageNotificationParams, Notification,
-    ProgressNotificationParams,
+    ClientCapabilities, DetailedTask, JsonObject, LoggingLevel, LoggingMessageNotificationParams,
+    Notification, ProgressNotificationParams,
 };
 
 /// A notification that belongs to one request.
@@ -21,6 +21,9 @@ pub enum RequestNotification {
     Progress(ProgressNotificationParams),
     /// `notifications/message` (a log message).
     Log(LoggingMessageNotificationParams),
+    /// The task the call became, as a poll of `tasks/get` saw it (the
+    /// Tasks extension; the server sends no progress for a task).
+    Task(Box<DetailedTask>),
     /// Anything else the server sent for this request.
     Other(Notification),
 }

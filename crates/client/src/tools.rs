@@ -20,6 +20,7 @@ use crate::options::RequestOptions;
 use crate::safety::{
     Approval, ApprovalRequest, AuditRecord, ToolInfo, audit_events_enabled, trace_audit,
 };
+use crate::tasks::{TaskHandle, TaskMode, ToolCallStart, task_id_of};
 use crate::tool_book::{ToolBook, ToolEntry};
 use crate::transport::TransportKind;
 
@@ -224,12 +225,39 @@ impl Client {
 
     /// [`Client::call_tool`] with per-request options (timeouts,
     /// cancellation, progress and log notifications).
+    ///
+    /// A server may answer with a task (the Tasks extension, declared unless
+    /// the client was built with [`crate::ClientBuilder::tasks`]`(false)`):
+    /// the call then polls it until it ends, answering its input requests
+    /// with the client's handlers, and passes each status it sees to the
+    /// sink as [`crate::RequestNotification::Task`]. The hard maximum
+    /// ([`RequestOptions::max_timeout`]) bounds the whole wait; cancelling,
+    /// or running out of time, sends `tasks/cancel`.
     pub async fn call_tool_with(
         &self,
         name: &str,
         arguments: impl Serialize,
         options: &RequestOptions,
     ) -> Result<CallToolResult, Error> {
+        match self
+            .call_tool_inner(name, arguments, options, TaskMode::Transparent)
+            .await?
+        {
+            ToolCallStart::Done(result) => Ok(result),
+            ToolCallStart::Task(task) => Err(Error::InvalidReply(format!(
+                "unexpected task {} for a call that waits",
+                task.id()
+            ))),
+        }
+    }
+
+    pub(crate) async fn call_tool_inner(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: &RequestOptions,
+        mode: TaskMode,
+    ) -> Result<ToolCallStart, Error> {
         let started = Instant::now();
         let arguments = to_arguments(arguments);
         let events = self.inner.audit_events && audit_events_enabled();
@@ -240,7 +268,10 @@ impl Client {
         });
         let mut rounds = 0;
         let outcome = match arguments {
-            Ok(arguments) => self.call(name, &arguments, options, &mut rounds).await,
+            Ok(arguments) => {
+                self.call(name, &arguments, options, mode, &mut rounds)
+                    .await
+            }
             Err(invalid) => Err(invalid),
         };
         let Some(digest) = digest else {
@@ -271,10 +302,16 @@ impl Client {
         name: &str,
         arguments: &JsonObject,
         options: &RequestOptions,
+        mode: TaskMode,
         rounds: &mut usize,
-    ) -> Result<CallToolResult, Error> {
+    ) -> Result<ToolCallStart, Error> {
         let mut entry = self.tool_entry(name).await?;
         self.approve(name, &entry, arguments).await?;
+        let options = match mode {
+            TaskMode::Start => self.with_tasks(options),
+            TaskMode::Transparent if self.tasks_enabled() => self.with_tasks(options),
+            TaskMode::Transparent => options.clone(),
+        };
         let mut params = JsonObject::new();
         params.insert("name".into(), Value::String(name.to_owned()));
         params.insert("arguments".into(), Value::Object(arguments.clone()));
@@ -284,7 +321,7 @@ impl Client {
             attempt += 1;
             let headers = self.headers_for(name, &entry, arguments);
             match self
-                .run_rounds(&origin, &params, options, &headers, None)
+                .run_rounds(&origin, &params, &options, &headers, None)
                 .await
             {
                 Err(e) if e.code() == Some(code::HEADER_MISMATCH) && attempt == 1 => {
@@ -296,7 +333,16 @@ impl Client {
             }
         };
         *rounds = used;
-        let result: CallToolResult = parse(result)?;
+        let result: CallToolResult = match task_id_of(&result)? {
+            None => parse(result)?,
+            Some(id) => {
+                let task = TaskHandle::for_tool(self, id, name);
+                match mode {
+                    TaskMode::Start => return Ok(ToolCallStart::Task(task)),
+                    TaskMode::Transparent => task.wait_inner(&options, true).await?,
+                }
+            }
+        };
         if result.is_error() {
             return Err(Error::ToolExecution {
                 tool: name.to_owned(),
@@ -306,7 +352,7 @@ impl Client {
         if let Lookup::Found(entry) = &entry {
             entry.check_output(&result)?;
         }
-        Ok(result)
+        Ok(ToolCallStart::Done(result))
     }
 
     async fn approve(

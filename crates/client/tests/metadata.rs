@@ -52,12 +52,18 @@ async fn every_request_carries_version_capabilities_and_client_info() {
     );
     let requests = received.requests();
     assert_eq!(received.methods(), ["tools/list", "tools/call"]);
-    for request in &requests {
+    // tools/call also declares the Tasks extension (the server may answer
+    // it with a task, which call_tool follows).
+    for (request, extensions) in requests.iter().zip([None, Some(())]) {
+        let mut capabilities = json!({"elicitation": {"form": {}}, "roots": {}});
+        if extensions.is_some() {
+            capabilities["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+        }
         assert_eq!(
             meta_of(request),
             json!({
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}, "roots": {}},
+                "io.modelcontextprotocol/clientCapabilities": capabilities,
                 "io.modelcontextprotocol/clientInfo": {"name": "test-app", "version": "9.9"}
             })
         );

@@ -509,11 +509,14 @@ fn protocol_version(request: &Request) -> Option<Cow<'_, str>> {
     }
 }
 
-/// `params.name` for `tools/call` and `prompts/get`, `params.uri` for `resources/read`.
+/// `params.name` for `tools/call` and `prompts/get`, `params.uri` for
+/// `resources/read`, `params.taskId` for `tasks/get|update|cancel`.
 fn name_header_source(request: &Request) -> Option<Cow<'_, str>> {
     let field = match request.method.as_str() {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        // The Tasks extension routes by task (SEP-2663).
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return None,
     };
     match request.params.as_ref()?.member(field)? {
