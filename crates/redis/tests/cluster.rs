@@ -2,7 +2,7 @@
 //! test's own (redis-server with cluster mode on, joined by
 //! `redis-cli --cluster create`), through two connections as two instances
 //! would hold: rate limits, handles of owners whose keys fall in different
-//! slots, session records and events, and the change feed.
+//! slots, session records and events, the change feed, and tasks.
 
 mod support;
 
@@ -13,12 +13,13 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use support::free_port;
 use toolwire_redis::{
-    RedisChangeFeed, RedisConfig, RedisConnection, RedisHandles, RedisRateLimits, RedisSessionStore,
+    RedisChangeFeed, RedisConfig, RedisConnection, RedisHandles, RedisRateLimits,
+    RedisSessionStore, RedisTaskStore,
 };
-use toolwire_server::protocol::{ClientCapabilities, Implementation, LoggingLevel};
+use toolwire_server::protocol::{ClientCapabilities, Implementation, LoggingLevel, TaskStatus};
 use toolwire_server::{
     Change, ChangeFeed, ChangeTopics, HandleStore, RateLimit, SessionEvent, SessionRecord,
-    SessionStore,
+    SessionStore, TaskLookup, TaskRecord, TaskStore, TaskStoreError,
 };
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -232,5 +233,44 @@ async fn list_changes_reach_the_other_instance() {
             }
             Err(_) => assert!(Instant::now() < deadline, "no change within {WAIT:?}"),
         }
+    }
+}
+
+#[tokio::test]
+async fn tasks_of_owners_in_different_slots_work_across_instances() {
+    let cluster = RedisCluster::start();
+    let a = RedisTaskStore::new(&cluster.connect().await);
+    let b = RedisTaskStore::new(&cluster.connect().await);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    for n in 0..12 {
+        let owner = format!("owner-{n}");
+        let task =
+            |id: &str| TaskRecord::new(id, owner.as_str(), "x", now, Some(60_000), 100, 30_000);
+        a.create(task(&format!("t{n}")), 1).await.unwrap();
+        assert_eq!(
+            b.create(task(&format!("u{n}")), 1).await,
+            Err(TaskStoreError::Full { limit: 1 })
+        );
+        let done = b
+            .update(
+                &format!("t{n}"),
+                &owner,
+                Box::new(move |r| r.finish(TaskStatus::Completed, None, now)),
+            )
+            .await
+            .unwrap();
+        assert!(matches!(done, TaskLookup::Found(r) if r.status == TaskStatus::Completed));
+        match a.get(&format!("t{n}"), &owner).await.unwrap() {
+            TaskLookup::Found(r) => assert_eq!(r.status, TaskStatus::Completed),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            a.get(&format!("t{n}"), "someone-else").await.unwrap(),
+            TaskLookup::Missing
+        );
+        b.create(task(&format!("u{n}")), 1).await.unwrap();
     }
 }
