@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use clap::Args;
 use serde_json::{Map, Value, json};
 use toolwire::client::transport::{BoxFuture, ProtocolMode};
-use toolwire::client::{Approval, ApprovalHook, ApprovalRequest, Error};
+use toolwire::client::{Approval, ApprovalHook, ApprovalRequest, Error, ToolCallStart};
 
 use crate::connect::{ConnectArgs, Connection, Target};
 use crate::eras::EraStore;
@@ -80,6 +80,56 @@ pub struct CallArgs {
     /// still shown unless --json).
     #[arg(long, short = 'y')]
     yes: bool,
+
+    /// Do not wait for a long-running call: when the server makes it a task
+    /// (the Tasks extension), print the task's id and exit 0; follow it
+    /// later with `toolwire task wait SERVER ID`. A call the server answers
+    /// at once prints its result as usual.
+    #[arg(long)]
+    detach: bool,
+
+    #[command(flatten)]
+    connect: ConnectArgs,
+
+    /// A stdio server to spawn: the command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// `toolwire task`.
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    #[command(subcommand)]
+    action: TaskAction,
+}
+
+/// What `toolwire task` does.
+#[derive(Debug, clap::Subcommand)]
+enum TaskAction {
+    /// Show a task's status (and its result once it has one).
+    #[command(override_usage = "toolwire task get [OPTIONS] <SERVER> <ID>\n       \
+                                toolwire task get [OPTIONS] <ID> -- <COMMAND>...")]
+    Get(TaskIdArgs),
+    /// Wait for a task to end, answering its questions, and print its result
+    /// as `toolwire call` would.
+    #[command(override_usage = "toolwire task wait [OPTIONS] <SERVER> <ID>\n       \
+                                toolwire task wait [OPTIONS] <ID> -- <COMMAND>...")]
+    Wait(TaskIdArgs),
+    /// Ask the server to cancel a task.
+    #[command(
+        override_usage = "toolwire task cancel [OPTIONS] <SERVER> <ID>\n       \
+                                toolwire task cancel [OPTIONS] <ID> -- <COMMAND>..."
+    )]
+    Cancel(TaskIdArgs),
+}
+
+/// The server and the task's id.
+#[derive(Debug, Args)]
+struct TaskIdArgs {
+    /// The server's URL (left out when a stdio command follows `--`), then
+    /// the task's id (as `toolwire call --detach` printed it).
+    #[arg(value_name = "SERVER ID")]
+    words: Vec<String>,
 
     #[command(flatten)]
     connect: ConnectArgs,
@@ -268,6 +318,7 @@ pub async fn call(args: CallArgs) -> Result<(), Failure> {
         quiet: json,
     };
     let base = args.args;
+    let detach = args.detach;
     with_connection(target, &args.connect, Some(confirm), |conn| {
         let (tool, pairs, base) = (tool.clone(), pairs.clone(), base.clone());
         async move {
@@ -287,31 +338,135 @@ pub async fn call(args: CallArgs) -> Result<(), Failure> {
             let arguments =
                 crate::kv::arguments(base.as_deref(), &pairs, Some(&info.tool.input_schema))
                     .map_err(Failure::usage)?;
-            let outcome = conn
-                .client
-                .call_tool_with(&tool, Value::Object(arguments), &conn.options())
-                .await;
-            conn.ui.clear_progress();
-            match outcome {
-                Ok(result) => {
+            let arguments = Value::Object(arguments);
+            let outcome = if detach {
+                let started = conn
+                    .client
+                    .start_tool_task_with(&tool, arguments, &conn.options())
+                    .await;
+                match started {
+                    Ok(ToolCallStart::Task(task)) => {
+                        conn.ui.clear_progress();
+                        if json {
+                            render::print_json(&json!({"taskId": task.id()}));
+                        } else {
+                            render::task_started(&conn.ui, task.id(), &conn.target.describe());
+                        }
+                        return Ok(());
+                    }
+                    Ok(ToolCallStart::Done(result)) if result.is_error() => {
+                        Err(Error::ToolExecution {
+                            tool: tool.clone(),
+                            result: Box::new(result),
+                        })
+                    }
+                    Ok(ToolCallStart::Done(result)) => Ok(result),
+                    Err(e) => Err(e),
+                }
+            } else {
+                conn.client
+                    .call_tool_with(&tool, arguments, &conn.options())
+                    .await
+            };
+            show_call_outcome(&conn, outcome, json).await
+        }
+    })
+    .await
+}
+
+/// Prints a call's result (or its error) as `toolwire call` does.
+async fn show_call_outcome(
+    conn: &Connection,
+    outcome: Result<toolwire::protocol::CallToolResult, Error>,
+    json: bool,
+) -> Result<(), Failure> {
+    conn.ui.clear_progress();
+    match outcome {
+        Ok(result) => {
+            if json {
+                render::print_result_json(&result, conn.client.era());
+            } else {
+                render::call_result(&result);
+            }
+            Ok(())
+        }
+        Err(Error::ToolExecution { tool, result }) => {
+            if json {
+                render::print_result_json(&result, conn.client.era());
+            }
+            let text = crate::connect::text_of(&result.content);
+            let tool = if tool.is_empty() {
+                "the task's tool".to_owned()
+            } else {
+                format!("tool `{tool}`")
+            };
+            Err(Failure::new(
+                Failure::TOOL,
+                format!("{tool} reported an error: {text}"),
+            ))
+        }
+        Err(e) => Err(conn.failure(e).await),
+    }
+}
+
+/// `toolwire task get|wait|cancel`.
+pub async fn task(args: TaskArgs) -> Result<(), Failure> {
+    let (verb, ids) = match args.action {
+        TaskAction::Get(ids) => ("get", ids),
+        TaskAction::Wait(ids) => ("wait", ids),
+        TaskAction::Cancel(ids) => ("cancel", ids),
+    };
+    let (target, mut rest) = Target::split(ids.words, ids.command)?;
+    if rest.is_empty() {
+        return Err(Failure::usage(format!(
+            "no task id given: `toolwire task {verb} SERVER ID` \
+             (`toolwire call --detach` prints a task's id)"
+        )));
+    }
+    let id = rest.remove(0);
+    no_more_words(&rest, &format!("task {verb}"))?;
+    let json = ids.connect.json;
+    with_connection(target, &ids.connect, None, |conn| {
+        let id = id.clone();
+        async move {
+            let task = conn.client.task(&id);
+            match verb {
+                "get" => {
+                    let seen = match task.get().await {
+                        Ok(seen) => seen,
+                        Err(e) => return Err(conn.failure(e).await),
+                    };
                     if json {
-                        render::print_result_json(&result, conn.client.era());
+                        render::print_json(&seen);
                     } else {
-                        render::call_result(&result);
+                        render::task(&conn.ui, &seen);
                     }
                     Ok(())
                 }
-                Err(Error::ToolExecution { tool, result }) => {
-                    if json {
-                        render::print_result_json(&result, conn.client.era());
+                "wait" => match task.wait_with(&conn.options()).await {
+                    Err(Error::Cancelled) => {
+                        conn.ui.clear_progress();
+                        Err(Failure::protocol(format!(
+                            "task {} was cancelled",
+                            safe_text::line(&id)
+                        )))
                     }
-                    let text = crate::connect::text_of(&result.content);
-                    Err(Failure::new(
-                        Failure::TOOL,
-                        format!("tool `{tool}` reported an error: {text}"),
-                    ))
+                    outcome => show_call_outcome(&conn, outcome, json).await,
+                },
+                _ => {
+                    if let Err(e) = task.cancel().await {
+                        return Err(conn.failure(e).await);
+                    }
+                    if json {
+                        render::print_json(&json!({"taskId": id, "cancelRequested": true}));
+                    } else {
+                        conn.ui.say(&format!(
+                            "asked the server to cancel task {}",
+                            safe_text::line(&id)
+                        ));
+                    }
+                    Ok(())
                 }
-                Err(e) => Err(conn.failure(e).await),
             }
         }
     })

@@ -18,7 +18,7 @@ use toolwire::protocol::{
 };
 use toolwire::server::{
     Handles, PromptBuilder, RateLimit, RegistrationError, RequestContext, ResourceBuilder, Server,
-    ServerBuilder, State, Structured, ToolError, text_contents,
+    ServerBuilder, State, Structured, TaskSupport, ToolError, text_contents,
 };
 use toolwire::tool;
 use toolwire_redis::{RedisChangeFeed, RedisConnection, RedisHandles, RedisRateLimits};
@@ -83,6 +83,13 @@ struct CountdownArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct BuildReportArgs {
+    /// How long the report takes to build, in seconds (1 to 600).
+    #[schemars(range(min = 1, max = 600))]
+    seconds: u32,
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct DeleteArgs {
     /// The file to delete (nothing is really deleted: this is a demo).
     path: String,
@@ -137,6 +144,28 @@ async fn countdown(args: CountdownArgs, cx: RequestContext) -> Result<String, To
             .await;
     }
     Ok("Lift-off!".to_owned())
+}
+
+/// Builds a report that takes a while (one section a second). A client that
+/// supports the Tasks extension gets a task to poll instead of holding the
+/// request open
+#[tool(read_only, open_world = false)]
+async fn build_report(args: BuildReportArgs, cx: RequestContext) -> Result<String, ToolError> {
+    let seconds = args.seconds.clamp(1, 600);
+    let total = f64::from(seconds);
+    for done in 1..=seconds {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = cx.cancellation().cancelled() => {
+                return Err(ToolError::new("the report was cancelled"));
+            }
+        }
+        let message = format!("section {done} of {seconds} written");
+        cx.progress(f64::from(done), Some(total), Some(&message))
+            .await;
+    }
+    let plural = if seconds == 1 { "" } else { "s" };
+    Ok(format!("Report ready: {seconds} section{plural}."))
 }
 
 /// Deletes a file after asking the user to confirm (pretend: nothing is deleted)
@@ -342,7 +371,7 @@ async fn checkout(
 
 const ABOUT: &str = "# The toolwire demo server\n\n\
 Tools: echo (text), stats (structured output), countdown (progress and logs), \
-delete_file (asks for confirmation), summarize (sampling), show_roots (roots), and a \
+build_report (a long call that runs as a task), delete_file (asks for confirmation), summarize (sampling), show_roots (roots), and a \
 shopping basket kept behind an explicit handle: create_basket, add_item, view_basket, checkout; \
 and toggle_extras, which adds or removes extra_tool for everyone (watch list_changed).\n";
 
@@ -386,6 +415,7 @@ pub fn demo(options: &DemoOptions) -> Demo {
         view_basket_tool(),
         checkout_tool(),
         toggle_extras_tool(),
+        build_report_tool().task_support(TaskSupport::Optional),
     ];
     let mut builder = toolwire::server::Server::builder("toolwire-demo", env!("CARGO_PKG_VERSION"))
         .title("toolwire demo")
@@ -393,7 +423,8 @@ pub fn demo(options: &DemoOptions) -> Demo {
         .state(Arc::clone(&extras))
         .instructions(
             "A demo of MCP. echo repeats text; stats summarises numbers \
-             (structured output); countdown reports progress; delete_file asks the user \
+             (structured output); countdown reports progress; build_report takes a while \
+             and runs as a task for clients that support tasks; delete_file asks the user \
              to confirm (nothing is really deleted); summarize asks the client's model; \
              show_roots lists the client's roots; create_basket, add_item, view_basket and \
              checkout keep a basket behind the basket_id handle; toggle_extras adds or \

@@ -90,6 +90,14 @@ enum Command {
             toolwire call --yes echo text=hi -- toolwire serve --stdio"
     )]
     Call(commands::CallArgs),
+    /// Follow a long-running call the server made a task: its status, its
+    /// result once it ends, or cancel it.
+    #[command(after_help = "Examples:\n  \
+            toolwire call --detach --yes http://127.0.0.1:8931/mcp build_report seconds=30\n  \
+            toolwire task get http://127.0.0.1:8931/mcp ID\n  \
+            toolwire task wait http://127.0.0.1:8931/mcp ID\n  \
+            toolwire task cancel http://127.0.0.1:8931/mcp ID")]
+    Task(commands::TaskArgs),
     /// Read a resource by URI.
     #[command(override_usage = "toolwire read [OPTIONS] <SERVER> <URI>\n       \
                                 toolwire read [OPTIONS] <URI> -- <COMMAND>...")]
@@ -135,6 +143,7 @@ async fn run(command: Command) -> Result<(), Failure> {
         Command::Discover(args) => commands::discover(args).await,
         Command::List(args) => commands::list(args).await,
         Command::Call(args) => commands::call(args).await,
+        Command::Task(args) => commands::task(args).await,
         Command::Read(args) => commands::read(args).await,
         Command::Prompt(args) => commands::prompt(args).await,
     }

@@ -4,8 +4,8 @@ use serde_json::{Map, Value};
 use toolwire::client::ToolInfo;
 use toolwire::client::transport::Era;
 use toolwire::protocol::{
-    CallToolResult, ContentBlock, DiscoverResult, GetPromptResult, Prompt, ReadResourceResult,
-    Resource, ResourceContents, ResourceTemplate, Role, ToolAnnotations,
+    CallToolResult, ContentBlock, DetailedTask, DiscoverResult, GetPromptResult, Prompt,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ToolAnnotations,
 };
 
 use crate::safe_text::{self, line as one_line, text as lines};
@@ -207,6 +207,39 @@ fn first_line(text: &str) -> String {
 
 /// A tool result: text as is, structured content as pretty JSON, other
 /// content summarised.
+/// `toolwire call --detach`: the task's id alone on stdout (for scripts),
+/// and how to follow it on stderr.
+pub fn task_started(ui: &Ui, id: &str, server: &str) {
+    out!("{}", one_line(id));
+    ui.say(&ui.dim(&format!(
+        "the call runs as task {id}; follow it with `toolwire task wait {server} {id}`",
+        id = one_line(id),
+        server = one_line(server),
+    )));
+}
+
+/// `toolwire task get`: the status line, then the result or the error once
+/// the task has ended, or the questions it waits on.
+pub fn task(ui: &Ui, task: &DetailedTask) {
+    out!("{}", crate::terminal::task_line(task));
+    if let Some(requests) = &task.input_requests {
+        for (key, request) in requests {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or("?");
+            out!("  waiting for {} ({})", one_line(key), one_line(method));
+        }
+        ui.say(&ui.dim("`toolwire task wait` answers its questions and waits for the result"));
+    }
+    if let Some(error) = &task.error {
+        out!("  error {}: {}", error.code, one_line(&error.message));
+    }
+    if let Some(result) = &task.result {
+        match serde_json::from_value::<CallToolResult>(Value::Object(result.clone())) {
+            Ok(result) => call_result(&result),
+            Err(_) => out!("{}", lines(&Value::Object(result.clone()).to_string())),
+        }
+    }
+}
+
 pub fn call_result(result: &CallToolResult) {
     let structured = result.structured_content.as_ref();
     for block in &result.content {

@@ -41,7 +41,7 @@ fn tool_names(url: &str) -> Vec<String> {
         .collect()
 }
 
-const DEMO_TOOLS: [&str; 11] = [
+const DEMO_TOOLS: [&str; 12] = [
     "echo",
     "stats",
     "countdown",
@@ -53,6 +53,7 @@ const DEMO_TOOLS: [&str; 11] = [
     "view_basket",
     "checkout",
     "toggle_extras",
+    "build_report",
 ];
 
 #[test]
@@ -107,7 +108,7 @@ fn toggle_extras_adds_and_removes_extra_tool_for_every_client() {
     );
     assert!(
         gone.stderr
-            .ends_with("\nhint: `toolwire list` shows all 11 tools; names are case-sensitive\n"),
+            .ends_with("\nhint: `toolwire list` shows all 12 tools; names are case-sensitive\n"),
         "{}",
         gone.stderr
     );

@@ -44,7 +44,7 @@ fn legacy_command() -> String {
 fn three_upstreams() -> String {
     format!(
         "[[upstream]]\nname = \"demo\"\n{}\n\
-         deny = [\"delete_*\", \"*basket*\", \"add_item\", \"checkout\", \"summarize\", \"show_roots\", \"toggle_extras\"]\n\n\
+         deny = [\"delete_*\", \"*basket*\", \"add_item\", \"checkout\", \"summarize\", \"show_roots\", \"toggle_extras\", \"build_report\"]\n\n\
          [[upstream]]\nname = \"second\"\nprefix = \"two\"\n{}\nallow = [\"echo\", \"stats\"]\n\
          scopes = {{ \"stats\" = \"admin\" }}\n\n\
          [[upstream]]\nname = \"legacy\"\nprefix = \"old\"\n{}\n",
