@@ -364,14 +364,63 @@ pub async fn call(args: CallArgs) -> Result<(), Failure> {
                     Err(e) => Err(e),
                 }
             } else {
-                conn.client
-                    .call_tool_with(&tool, arguments, &conn.options())
-                    .await
+                let stop = StopTaskOnCtrlC::arm(&conn.ui);
+                let options = conn.options().cancel_on(stop.token.clone());
+                let outcome = conn.client.call_tool_with(&tool, arguments, &options).await;
+                if stop.token.is_cancelled() {
+                    conn.ui.clear_progress();
+                    return Err(Failure::new(
+                        INTERRUPTED,
+                        "interrupted: the server was asked to cancel the task",
+                    ));
+                }
+                outcome
             };
             show_call_outcome(&conn, outcome, json).await
         }
     })
     .await
+}
+
+/// The exit status after Ctrl-C: 128 + SIGINT.
+const INTERRUPTED: u8 = 130;
+
+/// Ctrl-C during `toolwire call`: while the call waits on a task, the first
+/// one cancels the task (`tasks/cancel`) and the call ends with status 130
+/// (a second one, or 10 s without an answer, exits at once); otherwise it
+/// exits at once, as without this. Disarmed when dropped.
+struct StopTaskOnCtrlC {
+    token: tokio_util::sync::CancellationToken,
+    watcher: tokio::task::JoinHandle<()>,
+}
+
+impl StopTaskOnCtrlC {
+    fn arm(ui: &Arc<Ui>) -> Self {
+        let token = tokio_util::sync::CancellationToken::new();
+        let (cancel, ui) = (token.clone(), Arc::clone(ui));
+        let watcher = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_err() {
+                return;
+            }
+            if ui.following_task() {
+                ui.say("cancelling the task (Ctrl-C again to quit at once)");
+                cancel.cancel();
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    () = tokio::time::sleep(std::time::Duration::from_secs(10)) => {}
+                }
+            }
+            ui.clear_progress();
+            std::process::exit(i32::from(INTERRUPTED));
+        });
+        StopTaskOnCtrlC { token, watcher }
+    }
+}
+
+impl Drop for StopTaskOnCtrlC {
+    fn drop(&mut self) {
+        self.watcher.abort();
+    }
 }
 
 /// Prints a call's result (or its error) as `toolwire call` does.

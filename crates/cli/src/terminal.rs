@@ -195,6 +195,14 @@ impl Ui {
         self.say(&self.dim(&task_line(task)));
     }
 
+    /// True once a status of a task has been shown: the call waits on a task.
+    pub fn following_task(&self) -> bool {
+        self.task_seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
     /// Removes the progress bar (the next notification starts a new one).
     pub fn clear_progress(&self) {
         let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take();

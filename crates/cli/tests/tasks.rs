@@ -175,3 +175,62 @@ fn an_unknown_task_and_a_missing_id_are_errors() {
     quick.expect_code(0);
     assert_eq!(quick.stdout, "hi\n");
 }
+
+#[test]
+fn ctrl_c_during_a_task_cancels_it() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let server = Served::start(&[]);
+    let mut child = Command::new(bin())
+        .args(["call", &server.url, "build_report", "seconds=60", "--yes"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    let limit = std::time::Duration::from_secs(30);
+    let id = loop {
+        let line = rx.recv_timeout(limit).expect("a task status line");
+        if let Some(rest) = line.strip_prefix("task ") {
+            let (id, status) = rest.split_once(": ").unwrap();
+            assert_eq!(status, "working");
+            break id.to_owned();
+        }
+    };
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut said = Vec::new();
+    while let Ok(line) = rx.recv_timeout(limit) {
+        said.push(line);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{said:?}");
+    assert!(
+        said.iter()
+            .any(|l| l == "cancelling the task (Ctrl-C again to quit at once)"),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|l| l == "toolwire: interrupted: the server was asked to cancel the task"),
+        "{said:?}"
+    );
+    let got = toolwire(&["task", "get", &server.url, &id], "");
+    got.expect_code(0);
+    assert_eq!(
+        got.stdout,
+        format!("task {id}: cancelled: Cancelled by the client\n")
+    );
+}
