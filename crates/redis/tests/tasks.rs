@@ -430,7 +430,10 @@ fn created_id(created: &Value) -> String {
 #[tokio::test]
 async fn a_task_created_on_a_is_polled_answered_and_cancelled_on_b() {
     let redis = RedisServer::start();
-    let (a, b) = two_servers(&redis, |b| b).await;
+    // A lease of 10 min: A's worker reads its task again only every
+    // 200 s, so what reaches it within the test came over pub/sub.
+    let long_lease = |b: toolwire_server::ServerBuilder| b.task_lease(Duration::from_secs(600));
+    let (a, b) = two_servers(&redis, long_lease).await;
     // Created on A, polled to completion on B.
     let id = created_id(&a.result(ALICE, &call("quick")).await);
     let done = b.wait_for(ALICE, &id, "completed").await;
