@@ -74,6 +74,17 @@ fn server(probe: Arc<Probe>) -> Server {
                 .handler(|_: NoArgs, _cx: RequestContext| async { "always done" }),
         )
         .tool(
+            ToolBuilder::new("steps")
+                .task_support(TaskSupport::Optional)
+                .handler(|_: NoArgs, cx: RequestContext| async move {
+                    cx.progress(1.0, Some(2.0), Some("step 1 of 2")).await;
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    cx.progress(2.0, Some(2.0), None).await;
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    "two steps"
+                }),
+        )
+        .tool(
             ToolBuilder::new("inline")
                 .handler(|_: NoArgs, _cx: RequestContext| async { "inline done" }),
         )
@@ -267,4 +278,29 @@ async fn a_client_that_opts_out_gets_plain_results() {
     // A tool that is only ever a task needs the extension.
     let err = client.call_tool("always", json!({})).await.unwrap_err();
     assert_eq!(err.code(), Some(-32021), "{err}");
+}
+
+#[tokio::test]
+async fn a_tasks_progress_is_its_status_message() {
+    let (url, _) = serve().await;
+    let client = client(&url);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let options = RequestOptions::new().on_notification(move |n| {
+        if let RequestNotification::Task(task) = n {
+            let message = task.task.status_message.clone();
+            let mut seen = sink.lock().unwrap();
+            if seen.last() != Some(&message) {
+                seen.push(message);
+            }
+        }
+    });
+    let result = client
+        .call_tool_with("steps", json!({}), &options)
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "two steps");
+    let seen = seen.lock().unwrap().clone();
+    let messages: Vec<&str> = seen.iter().flatten().map(String::as_str).collect();
+    assert_eq!(messages, ["step 1 of 2", "2/2"], "{seen:?}");
 }

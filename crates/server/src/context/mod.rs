@@ -10,7 +10,7 @@ pub(crate) mod output;
 mod request;
 pub(crate) mod seal;
 
-pub(crate) use request::{CheckedMeta, TextFilter};
+pub(crate) use request::{CheckedMeta, TaskStatusSink, TextFilter};
 pub use request::{
     MessageSink, Outbox, Principal, RequestContext, RequestEnv, response_streams,
     wants_notifications,

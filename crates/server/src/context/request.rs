@@ -267,6 +267,21 @@ struct ContextInner {
     /// What the server's sanitiser does to a notification's text (progress
     /// messages, log data) before it is sent; `None` sends it as it is.
     text_filter: Option<TextFilter>,
+    /// For a handler run as a task: where its progress goes instead (the
+    /// task's `statusMessage`; a task sends no progress notifications).
+    task_status: Option<TaskStatusSink>,
+}
+
+/// Sets the `statusMessage` of the task a handler runs in.
+#[derive(Clone)]
+pub(crate) struct TaskStatusSink(
+    pub(crate) Arc<dyn Fn(String) -> crate::BoxFuture<()> + Send + Sync>,
+);
+
+impl fmt::Debug for TaskStatusSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TaskStatusSink")
+    }
 }
 
 /// The sanitiser's rule for texts, applied to every string of a value.
@@ -306,6 +321,7 @@ impl RequestContext {
                 last_progress: Mutex::new(None),
                 round: Round::default(),
                 text_filter: None,
+                task_status: None,
             }),
         }
     }
@@ -314,6 +330,14 @@ impl RequestContext {
     pub(crate) fn with_round(mut self, round: Round) -> Self {
         let inner = Arc::get_mut(&mut self.inner).expect("a fresh context is not shared");
         inner.round = round;
+        self
+    }
+
+    /// Sends this handler's progress to the task it runs in, as the task's
+    /// `statusMessage`.
+    pub(crate) fn with_task_status(mut self, sink: TaskStatusSink) -> Self {
+        let inner = Arc::get_mut(&mut self.inner).expect("a fresh context is not shared");
+        inner.task_status = Some(sink);
         self
     }
 
@@ -449,8 +473,23 @@ impl RequestContext {
 
     /// Reports progress. Sent only when the request carried a `progressToken`,
     /// and only when `done` is greater than the last value sent (progress must
-    /// strictly increase); other calls are dropped.
+    /// strictly increase); other calls are dropped. In a handler run as a
+    /// task it becomes the task's `statusMessage` instead (`message`, or
+    /// `done/total`), which `tasks/get` shows.
     pub async fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(sink) = &self.inner.task_status {
+            let text = match (message, total) {
+                (Some(message), _) => message.to_owned(),
+                (None, Some(total)) => format!("{done}/{total}"),
+                (None, None) => format!("{done} done"),
+            };
+            let text = match self.filtered(json!(text)) {
+                Value::String(text) => text,
+                other => other.to_string(),
+            };
+            (sink.0)(text).await;
+            return;
+        }
         let Some(token) = &self.inner.progress_token else {
             return;
         };

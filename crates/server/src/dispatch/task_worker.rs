@@ -17,7 +17,7 @@ use toolwire_protocol::{CallToolResult, ErrorObject, JsonObject, RequestId, Task
 use super::reply::Answer;
 use crate::context::mrtr::{InputRequired, Round};
 use crate::context::output::{ToolError, ToolOutput};
-use crate::context::{CheckedMeta, Principal, RequestContext, RequestEnv};
+use crate::context::{CheckedMeta, Principal, RequestContext, RequestEnv, TaskStatusSink};
 use crate::features::registry::RegisteredTool;
 use crate::security::sanitize::SanitizeReport;
 use crate::server::Server;
@@ -128,7 +128,8 @@ impl Server {
         };
         let cx = RequestContext::new(job.request_id.clone(), "tools/call", job.meta.clone(), env)
             .with_round(round)
-            .with_text_filter(self.inner.text_filter.clone());
+            .with_text_filter(self.inner.text_filter.clone())
+            .with_task_status(self.status_sink(job));
         let made =
             std::panic::catch_unwind(AssertUnwindSafe(|| (job.tool.handler)(&job.arguments, cx)));
         async move {
@@ -137,6 +138,28 @@ impl Server {
                 Err(panic) => Err(panic),
             }
         }
+    }
+
+    /// Where the handler's progress goes: the task's `statusMessage`, while
+    /// it is working.
+    fn status_sink(&self, job: &Job) -> TaskStatusSink {
+        let store = Arc::clone(&self.inner.task_store);
+        let (id, owner) = (job.id.clone(), job.owner.clone());
+        TaskStatusSink(Arc::new(move |message: String| {
+            let (store, id, owner) = (Arc::clone(&store), id.clone(), owner.clone());
+            Box::pin(async move {
+                let change = Box::new(move |r: &mut TaskRecord| {
+                    if r.status == TaskStatus::Working && r.status_message != Some(message.clone())
+                    {
+                        r.status_message = Some(message);
+                        r.updated_at_ms = now_ms().max(r.updated_at_ms);
+                    }
+                });
+                if let Err(error) = store.update(&id, &owner, change).await {
+                    tracing::debug!(task = %id, %error, "could not record the task's progress");
+                }
+            })
+        }))
     }
 
     /// Records how a run ended; `true` when the handler must run again
