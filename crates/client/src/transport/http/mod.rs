@@ -602,6 +602,15 @@ mod tests {
     }
 
     #[test]
+    fn task_methods_name_their_task() {
+        for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            let h = headers_of(&request(method, json!({"taskId": "9c961c88d818"})));
+            assert_eq!(h["mcp-name"], "9c961c88d818", "{method}");
+            assert_eq!(h["mcp-method"], method);
+        }
+    }
+
+    #[test]
     fn no_name_header_for_other_methods() {
         let h = headers_of(&request("tools/list", json!({})));
         assert!(h.get("mcp-name").is_none());
