@@ -30,6 +30,10 @@
 //! - **Multi round-trip requests**: `input_required` results are answered by
 //!   the application's elicitation, sampling and roots [`handlers`] and
 //!   retried, up to a bounded number of rounds.
+//! - **Tasks** (the `io.modelcontextprotocol/tasks` extension): a call the
+//!   server answers with a task is polled to its end by `call_tool`, its
+//!   input requests answered by the same handlers; [`Client::start_tool_task`]
+//!   and [`Client::task`] keep the task's id to resume it later, elsewhere.
 //! - **Safety**: an [`ApprovalHook`] before every `tools/call`, annotations
 //!   untrusted unless the server is trusted ([`ToolInfo`]), `structuredContent`
 //!   checked against the tool's `outputSchema`, timeouts with a hard maximum,

@@ -253,9 +253,12 @@ impl TaskHandle {
                         if round > self.client.inner.max_rounds {
                             return Err(Error::TooManyRounds(self.client.inner.max_rounds));
                         }
-                        let origin = self
-                            .client
-                            .origin("tools/call", self.tool.as_deref().unwrap_or(""));
+                        // A task taken up by id: its tool is not known here.
+                        let target = match &self.tool {
+                            Some(tool) => tool.clone(),
+                            None => format!("task {}", self.id),
+                        };
+                        let origin = self.client.origin("tools/call", &target);
                         let responses = answer_all(
                             &self.client.inner.handlers,
                             options.input.as_ref(),
