@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 mod commands;
+mod confirm;
 mod connect;
 mod demo;
 mod eras;
