@@ -237,7 +237,7 @@ fn digest(token: &str) -> [u8; 32] {
 fn random_hex() -> String {
     let mut bytes = [0u8; 16];
     rand::rng().fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    toolwire_server::protocol::hex::lower_hex(&bytes)
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ pub mod roots;
 pub mod sampling;
 pub mod subscriptions;
 pub mod tasks;
+pub mod time;
 pub mod tools;
 
 pub use capabilities::*;
