@@ -310,7 +310,7 @@ impl ServerBuilder {
         self
     }
 
-    /// How long a task worker's lease lasts ([`TaskSettings::lease`]).
+    /// How long a task worker's lease lasts ([`TaskSettings::lease`](crate::TaskSettings::lease)).
     ///
     /// ```
     /// let builder = toolwire_server::Server::builder("demo", "1")

@@ -301,7 +301,7 @@ impl HttpServer {
     /// Serves until `shutdown` completes; then drains: stops accepting
     /// connections, ends every `subscriptions/listen` stream with its
     /// completion result ([`Server::shutdown`]) and every legacy session
-    /// ([`SessionTable::end_all`]), closes idle connections, and waits for
+    /// (see [`HttpServer::sessions`]), closes idle connections, and waits for
     /// the requests in flight to finish, up to [`HttpServer::drain_timeout`].
     /// What it waits for is logged (`draining: 3 calls in flight, 12
     /// listen streams, 2 sessions`), and then how it ended (`drained in
