@@ -476,4 +476,17 @@ async fn calls_reach_the_audit_page_and_its_stream() {
     );
     let none = h.page("/ui/audit?outcome=timeout", &cookie).await;
     assert!(!none.contains("<tr class=\"call\""), "{none}");
+
+    // The stream ends when the gateway stops: a graceful stop does not
+    // wait for an open console tab.
+    h.gateway.server().shutdown();
+    loop {
+        let next = tokio::time::timeout_at(deadline, body.next())
+            .await
+            .expect("the stream ends once the gateway stops");
+        match next {
+            None => break,
+            Some(chunk) => assert!(chunk.is_ok(), "the stream ends cleanly"),
+        }
+    }
 }

@@ -188,6 +188,23 @@ impl Server {
         self.inner.shutdown.cancel();
     }
 
+    /// Completes once [`Server::shutdown`] has been called: a stream of
+    /// one's own served beside the endpoint (an admin page's live feed,
+    /// say) ends with it, so that a graceful stop does not wait for it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = toolwire_server::Server::builder("demo", "1").build().unwrap();
+    /// let stopped = server.stopped();
+    /// server.shutdown();
+    /// stopped.await;
+    /// # }
+    /// ```
+    pub fn stopped(&self) -> impl Future<Output = ()> + Send + 'static {
+        self.inner.shutdown.clone().cancelled_owned()
+    }
+
     /// Tells listeners that subscribed to `uri` that it changed.
     pub fn notify_resource_updated(&self, uri: &str) {
         self.inner

@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::extract::{Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use maud::{Markup, html};
 use serde::Deserialize;
 use tokio::sync::broadcast::error::RecvError;
@@ -92,7 +92,10 @@ pub(crate) async fn stream(
         return axum::http::StatusCode::NOT_FOUND.into_response();
     };
     let receiver = log.subscribe();
-    Sse::new(calls(receiver, filter))
+    // Ends when the gateway stops, so that its graceful stop does not wait
+    // for an open console tab.
+    let stopped = console.gateway.server().stopped();
+    Sse::new(calls(receiver, filter).take_until(stopped))
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response()
 }
