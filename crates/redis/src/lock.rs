@@ -115,20 +115,33 @@ impl Drop for LockGuard {
         if !self.held {
             return;
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return; // the lease ends it
-        };
-        let redis = self.redis.clone();
         let handle = mem::take(&mut self.keys.handle);
         let token = mem::take(&mut self.token);
-        runtime.spawn(async move {
-            let mut invocation = RELEASE.key(handle);
-            invocation.arg(token);
-            if let Err(failure) = redis.invoke::<i64>(&invocation).await {
-                tracing::debug!(%failure, "handle lock not given back; its lease will end it");
-            }
-        });
+        release_in_background(&self.redis, handle, token, "handle");
     }
+}
+
+/// Gives back the lock on `key` held under `token`, from a task of its own
+/// (a guard dropped without writing calls it): when there is no runtime
+/// or Redis does not answer, the lock's lease ends it. `what` names the
+/// locked thing in the log.
+pub(crate) fn release_in_background(
+    redis: &RedisConnection,
+    key: String,
+    token: String,
+    what: &'static str,
+) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let redis = redis.clone();
+    runtime.spawn(async move {
+        let mut invocation = RELEASE.key(key);
+        invocation.arg(token);
+        if let Err(failure) = redis.invoke::<i64>(&invocation).await {
+            tracing::debug!(%failure, what, "lock not given back; its lease will end it");
+        }
+    });
 }
 
 #[cfg(test)]

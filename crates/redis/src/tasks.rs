@@ -2,12 +2,10 @@
 //! that any instance answers `tasks/get`, `tasks/update` and `tasks/cancel`
 //! for a task another instance runs.
 
-use std::collections::HashSet;
 use std::mem;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use redis::{Script, Value};
@@ -19,7 +17,7 @@ use toolwire_server::{TaskChange, TaskLookup, TaskRecord, TaskStore, TaskStoreEr
 
 use crate::connection::{Failure, RedisConnection};
 use crate::keys::{TaskKeys, task_keys};
-use crate::lock::{LOCK_LEASE, LOCK_WAIT, pause};
+use crate::lock::{LOCK_LEASE, LOCK_WAIT, pause, release_in_background};
 use crate::subscriber::{self, listen_for_ever, publish_queued};
 
 static CREATE: LazyLock<Script> =
@@ -27,7 +25,6 @@ static CREATE: LazyLock<Script> =
 static ACQUIRE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("lua/task_acquire.lua")));
 static WRITE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/task_write.lua")));
-static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/release.lua")));
 
 /// How long an expired task is remembered as expired (then: unknown), as
 /// in memory: its key outlives its time to live by this much.
@@ -330,23 +327,7 @@ impl TaskStore for RedisTaskStore {
     }
 
     fn watch(&self, ids: Vec<String>) -> BoxStream<'static, TaskRecord> {
-        let ids: HashSet<String> = ids.into_iter().collect();
-        let changes = futures::stream::unfold(self.local.subscribe(), |mut rx| async move {
-            loop {
-                match rx.recv().await {
-                    Ok(record) => return Some((record, rx)),
-                    // A slow watcher misses changes; it reads the task again.
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return None,
-                }
-            }
-        });
-        changes
-            .filter_map(move |record| {
-                let wanted = ids.contains(&record.id).then(|| (*record).clone());
-                futures::future::ready(wanted)
-            })
-            .boxed()
+        toolwire_server::watch_changes(self.local.subscribe(), ids)
     }
 }
 
@@ -382,19 +363,9 @@ impl Drop for Guard {
         if !self.held {
             return;
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return; // the lease ends it
-        };
-        let redis = self.redis.clone();
         let key = mem::take(&mut self.keys.task);
         let token = mem::take(&mut self.token);
-        runtime.spawn(async move {
-            let mut invocation = RELEASE.key(key);
-            invocation.arg(token);
-            if let Err(failure) = redis.invoke::<i64>(&invocation).await {
-                tracing::debug!(%failure, "task lock not given back; its lease will end it");
-            }
-        });
+        release_in_background(&self.redis, key, token, "task");
     }
 }
 

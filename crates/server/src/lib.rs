@@ -65,5 +65,7 @@ pub use store::sessions::{
     InMemorySessionStore, SessionEvent, SessionRecord, SessionStore, SessionStoreUnavailable,
 };
 pub use store::task_record::TaskRecord;
-pub use store::tasks::{InMemoryTaskStore, TaskChange, TaskLookup, TaskStore, TaskStoreError};
+pub use store::tasks::{
+    InMemoryTaskStore, TaskChange, TaskLookup, TaskStore, TaskStoreError, watch_changes,
+};
 pub use toolwire_protocol as protocol;

@@ -301,24 +301,47 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     fn watch(&self, ids: Vec<String>) -> BoxStream<'static, TaskRecord> {
-        let ids: HashSet<String> = ids.into_iter().collect();
-        let changes = futures::stream::unfold(self.changes.subscribe(), |mut rx| async move {
-            loop {
-                match rx.recv().await {
-                    Ok(record) => return Some((record, rx)),
-                    // A slow watcher misses changes; it reads the task again.
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return None,
-                }
-            }
-        });
-        changes
-            .filter_map(move |record| {
-                let wanted = ids.contains(&record.id).then(|| (*record).clone());
-                futures::future::ready(wanted)
-            })
-            .boxed()
+        watch_changes(self.changes.subscribe(), ids)
     }
+}
+
+/// The records `changes` carries for the tasks `ids`: what a store's
+/// [`TaskStore::watch`] gives when its changes travel on a broadcast
+/// channel. A slow watcher misses changes (it reads the task again).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use futures::StreamExt;
+/// let (tx, rx) = tokio::sync::broadcast::channel(8);
+/// let mut watched = toolwire_server::watch_changes(rx, vec!["b".into()]);
+/// for id in ["a", "b"] {
+///     let record = toolwire_server::TaskRecord::new(id, "", "tool", 0, None, 100, 1_000);
+///     tx.send(std::sync::Arc::new(record)).unwrap();
+/// }
+/// assert_eq!(watched.next().await.unwrap().id, "b");
+/// # }
+/// ```
+pub fn watch_changes(
+    changes: broadcast::Receiver<Arc<TaskRecord>>,
+    ids: Vec<String>,
+) -> BoxStream<'static, TaskRecord> {
+    let ids: HashSet<String> = ids.into_iter().collect();
+    let changes = futures::stream::unfold(changes, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(record) => return Some((record, rx)),
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    });
+    changes
+        .filter_map(move |record| {
+            let wanted = ids.contains(&record.id).then(|| (*record).clone());
+            futures::future::ready(wanted)
+        })
+        .boxed()
 }
 
 #[cfg(test)]
