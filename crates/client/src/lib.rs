@@ -130,6 +130,7 @@ mod mrtr;
 mod options;
 mod request_text;
 mod safety;
+mod task_follow;
 mod tasks;
 mod tool_book;
 mod tools;

@@ -120,8 +120,24 @@ impl Client {
     /// }
     /// # Ok(()) }
     /// ```
+    ///
+    /// A filter with `taskIds` (the Tasks extension's `notifications/tasks`)
+    /// declares the extension on this request, as the server requires.
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
-        let options = RequestOptions::new();
+        let options = match filter.task_ids {
+            Some(_) => self.with_tasks(&RequestOptions::new()),
+            None => RequestOptions::new(),
+        };
+        self.listen_with(filter, &options).await
+    }
+
+    /// [`Client::listen`] with per-request options (capabilities, headers,
+    /// the acknowledgement's timeout).
+    pub(crate) async fn listen_with(
+        &self,
+        filter: SubscriptionFilter,
+        options: &RequestOptions,
+    ) -> Result<Subscription, Error> {
         let mut params = JsonObject::new();
         let filter =
             serde_json::to_value(filter).map_err(|e| Error::InvalidArguments(e.to_string()))?;
@@ -130,9 +146,9 @@ impl Client {
         let mut retried = false;
         loop {
             let (exchange, id) = self
-                .open("subscriptions/listen", &params, &options, &[], &version)
+                .open("subscriptions/listen", &params, options, &[], &version)
                 .await?;
-            match self.await_ack(exchange, &id, &options).await {
+            match self.await_ack(exchange, &id, options).await {
                 Ok((exchange, acknowledged)) => {
                     return Ok(self.subscribe(id, acknowledged, exchange));
                 }

@@ -1,6 +1,8 @@
 //! The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) on the
 //! client's side: a `tools/call` the server answers with a task handle is
-//! polled with `tasks/get` at the task's `pollIntervalMs`, its
+//! polled with `tasks/get` at the task's `pollIntervalMs` (and at once when
+//! the server's `notifications/tasks`, followed through
+//! `subscriptions/listen`, tell of a new status), its
 //! `inputRequests` are answered by the client's handlers through
 //! `tasks/update`, and its final result is mapped back to the
 //! `CallToolResult` the call would have returned. [`Client::call_tool`]
@@ -24,6 +26,7 @@ use crate::client::{Client, cancelled, parse};
 use crate::error::Error;
 use crate::mrtr::answer_all;
 use crate::options::{RequestNotification, RequestOptions};
+use crate::task_follow::{Follow, SETTLE};
 
 /// The polling interval when the server suggests none.
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
@@ -179,6 +182,12 @@ impl TaskHandle {
 
     /// Polls the task until it ends, answering its input requests with the
     /// client's handlers, and returns its result as `call_tool` would.
+    ///
+    /// Polls come at the task's `pollIntervalMs`, and sooner when the
+    /// server can tell: the wait listens (`subscriptions/listen` with
+    /// `taskIds`) for the task's `notifications/tasks`, and a notification
+    /// of a new status is confirmed with `tasks/get` at once. A server that
+    /// refuses the subscription, or a stream that breaks, leaves polling.
     pub async fn wait(&self) -> Result<CallToolResult, Error> {
         self.wait_with(&RequestOptions::new()).await
     }
@@ -225,6 +234,13 @@ impl TaskHandle {
         let mut poll_options = options.clone();
         poll_options.cancel = None;
         poll_options.sink = None;
+        // The server's notifications wake the wait early; polls confirm.
+        let mut follow = Follow::start(
+            &self.client,
+            &self.id,
+            self.client.with_tasks(&poll_options),
+        );
+        follow.settle(SETTLE).await;
         loop {
             let task = self.get_with(&poll_options).await?;
             if let Some(sink) = &options.sink {
@@ -279,7 +295,7 @@ impl TaskHandle {
                 }
                 TaskStatus::Working => {}
             }
-            tokio::time::sleep(poll_interval(&task)).await;
+            follow.wait(poll_interval(&task), task.task.status).await;
         }
     }
 
