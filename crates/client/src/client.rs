@@ -20,9 +20,12 @@ use crate::mrtr::{Origin, RequestInputs, answer_all, parse_input_required, retry
 use crate::options::{RequestNotification, RequestOptions, TimeoutPolicy};
 use crate::request_text::{DeclaredTexts, RequestMeta, params_with_meta};
 use crate::safety::{ApprovalHook, AuditHook};
+use crate::telemetry;
 use crate::tool_book::ToolBook;
 use crate::transport::{Era, Exchange, OutgoingRequest, Transport, TransportKind};
 use crate::watch::Watched;
+use toolwire_telemetry::TraceHeaders;
+use tracing::Instrument;
 
 /// Ids are unique across every client in the process, so clients may share a transport.
 static NEXT_ID: AtomicI64 = AtomicI64::new(1);
@@ -246,9 +249,30 @@ impl Client {
         param_headers: &[(String, String)],
         version: &str,
     ) -> Result<JsonObject, Error> {
+        let id = next_id();
+        if toolwire_telemetry::enabled() {
+            let kind = self.inner.transport.kind();
+            let started = telemetry::start(method, params, &id, version, kind);
+            let exchange = self.exchange(id, method, params, options, param_headers, version);
+            // Boxed: the untraced path keeps its future's size.
+            return Box::pin(telemetry::traced(started, exchange)).await;
+        }
+        self.exchange(id, method, params, options, param_headers, version)
+            .await
+    }
+
+    /// Sends request `id` and waits for its response.
+    async fn exchange(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: &JsonObject,
+        options: &RequestOptions,
+        param_headers: &[(String, String)],
+        version: &str,
+    ) -> Result<JsonObject, Error> {
         let policy = self.inner.timeouts.for_request(options);
         let started = Instant::now();
-        let id = next_id();
         // Held until the response: the server may ask for input meanwhile.
         let _inputs = options.input.as_ref().map(|handler| {
             self.inner
@@ -318,6 +342,9 @@ impl Client {
             declared: &self.inner.declared,
             progress_token: options.sink.is_some().then_some(&id),
             log_level: options.log_level,
+            trace: toolwire_telemetry::enabled()
+                .then(|| TraceHeaders::of(&tracing::Span::current()))
+                .flatten(),
         };
         let params = params_with_meta(params, &meta);
         Request::with_params(id, method, Some(params))
@@ -328,6 +355,22 @@ impl Client {
     /// `first` is the first round's result when the caller already has it.
     /// Returns the complete result and how many requests it took.
     pub(crate) async fn run_rounds(
+        &self,
+        origin: &Origin,
+        params: &JsonObject,
+        options: &RequestOptions,
+        param_headers: &[(String, String)],
+        first: Option<JsonObject>,
+    ) -> Result<(JsonObject, usize), Error> {
+        if let Some(span) = telemetry::rounds_span(&origin.method, &origin.target) {
+            let rounds = self.run_rounds_untraced(origin, params, options, param_headers, first);
+            return Box::pin(rounds.instrument(span)).await;
+        }
+        self.run_rounds_untraced(origin, params, options, param_headers, first)
+            .await
+    }
+
+    async fn run_rounds_untraced(
         &self,
         origin: &Origin,
         params: &JsonObject,

@@ -132,6 +132,7 @@ mod request_text;
 mod safety;
 mod task_follow;
 mod tasks;
+mod telemetry;
 mod tool_book;
 mod tools;
 pub mod transport;

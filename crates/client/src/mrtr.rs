@@ -18,6 +18,7 @@ use toolwire_protocol::{
 use crate::error::Error;
 use crate::future::BoxFuture;
 use crate::handlers::{Handlers, InputContext, InputHandler};
+use crate::telemetry;
 use crate::transport::{InboundHandler, Related};
 
 /// What a call is about, to tell handlers where a request comes from.
@@ -200,7 +201,13 @@ impl InboundHandler for InboundAnswers {
         let this = self.clone();
         Box::pin(async move {
             let id = request.id.clone();
-            match this.answer(request, related.unwrap_or_default()).await {
+            let started = toolwire_telemetry::enabled().then(|| telemetry::start_inbound(&request));
+            let answered = this.answer(request, related.unwrap_or_default());
+            let answer = match started {
+                Some(started) => telemetry::traced_inbound(started, answered).await,
+                None => answered.await,
+            };
+            match answer {
                 Ok(result) => Message::Result(ResultResponse::new(id, result)),
                 Err(error) => Message::Error(ErrorResponse::new(Some(id), error)),
             }

@@ -10,6 +10,7 @@ use toolwire_protocol::{
     ClientCapabilities, Implementation, JsonObject, LoggingLevel, Params, RawObject, RequestId,
     keys,
 };
+use toolwire_telemetry::TraceHeaders;
 
 /// The client's capabilities and info as JSON text.
 #[derive(Debug)]
@@ -37,6 +38,8 @@ pub(crate) struct RequestMeta<'a> {
     pub declared: &'a DeclaredTexts,
     pub progress_token: Option<&'a RequestId>,
     pub log_level: Option<LoggingLevel>,
+    /// The trace context of the request's span, when telemetry is on.
+    pub trace: Option<TraceHeaders>,
 }
 
 /// `params` (without any `_meta` of theirs) followed by `meta`.
@@ -56,6 +59,7 @@ impl Serialize for RequestMeta<'_> {
         let set_here = |key: &str| {
             key.starts_with("io.modelcontextprotocol/")
                 || (key == keys::PROGRESS_TOKEN && self.progress_token.is_some())
+                || ((key == keys::TRACEPARENT || key == keys::TRACESTATE) && self.trace.is_some())
         };
         for (key, value) in self.extra.iter().filter(|(key, _)| !set_here(key)) {
             map.serialize_entry(key, value)?;
@@ -71,6 +75,12 @@ impl Serialize for RequestMeta<'_> {
         }
         if let Some(level) = self.log_level {
             map.serialize_entry(keys::LOG_LEVEL, &level)?;
+        }
+        if let Some(trace) = &self.trace {
+            map.serialize_entry(keys::TRACEPARENT, &trace.traceparent)?;
+            if let Some(state) = &trace.tracestate {
+                map.serialize_entry(keys::TRACESTATE, state)?;
+            }
         }
         map.end()
     }
@@ -113,6 +123,7 @@ mod tests {
             declared: &declared,
             progress_token: Some(&id),
             log_level: Some(LoggingLevel::Debug),
+            trace: None,
         };
         let params =
             object(json!({"name": "echo", "arguments": {"text": "hi"}, "_meta": {"x": 1}}));
@@ -149,6 +160,7 @@ mod tests {
             declared: &declared,
             progress_token: None,
             log_level: None,
+            trace: None,
         };
         let written = serde_json::to_value(params_with_meta(&JsonObject::new(), &meta)).unwrap();
         assert_eq!(
@@ -156,5 +168,34 @@ mod tests {
             json!({"elicitation": {}})
         );
         assert_eq!(written["_meta"].as_object().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn the_requests_own_trace_context_replaces_the_callers() {
+        let declared = DeclaredTexts::new(
+            &ClientCapabilities::default(),
+            &Implementation::new("c", "1.0"),
+        );
+        let extra = object(json!({"traceparent": "00-ab-cd-01", "tracestate": "a=b", "k": 1}));
+        let meta = RequestMeta {
+            extra: &extra,
+            version: "2026-07-28",
+            capabilities: None,
+            declared: &declared,
+            progress_token: None,
+            log_level: None,
+            trace: Some(TraceHeaders {
+                traceparent: "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01".into(),
+                tracestate: None,
+            }),
+        };
+        let written = serde_json::to_value(params_with_meta(&JsonObject::new(), &meta)).unwrap();
+        let meta = written["_meta"].as_object().unwrap();
+        assert_eq!(
+            meta["traceparent"],
+            "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
+        );
+        assert!(!meta.contains_key("tracestate"));
+        assert_eq!(meta["k"], 1);
     }
 }

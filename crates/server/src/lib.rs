@@ -21,6 +21,7 @@ mod security;
 mod server;
 mod setters;
 mod store;
+mod telemetry;
 mod transport;
 
 pub use security::{audit, auth};
@@ -69,3 +70,4 @@ pub use store::tasks::{
     InMemoryTaskStore, TaskChange, TaskLookup, TaskStore, TaskStoreError, watch_changes,
 };
 pub use toolwire_protocol as protocol;
+pub use toolwire_telemetry::Network;

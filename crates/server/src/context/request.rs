@@ -15,6 +15,7 @@ use toolwire_protocol::{
     ElicitResult, ErrorObject, Implementation, JsonObject, ListRootsResult, LoggingLevel, Message,
     Notification, Params, ProgressToken, RequestId, keys,
 };
+use toolwire_telemetry::Network;
 
 use crate::context::mrtr::{InputRequired, Round, parse_answer};
 use crate::context::output::ToolError;
@@ -217,6 +218,10 @@ pub struct RequestEnv {
     pub outbox: Option<Outbox>,
     /// Cancelled when the client cancels the request or goes away.
     pub cancel: CancellationToken,
+    /// How the request arrived (stdio, HTTP/1.1, HTTP/2), for telemetry.
+    pub network: Network,
+    /// The legacy session the request belongs to, for telemetry.
+    pub session_id: Option<Arc<str>>,
 }
 
 impl RequestEnv {
@@ -240,6 +245,12 @@ impl RequestEnv {
     /// Sets the cancellation token.
     pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
         self.cancel = cancel;
+        self
+    }
+
+    /// Sets how the request arrived.
+    pub fn with_network(mut self, network: Network) -> Self {
+        self.network = network;
         self
     }
 }

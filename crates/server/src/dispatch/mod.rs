@@ -31,6 +31,7 @@ use self::tools::parse_call;
 use crate::context::{CheckedMeta, RequestContext, RequestEnv};
 use crate::features::listing::Listing;
 use crate::server::Server;
+use crate::telemetry;
 
 /// What routing a request produced: an answer, or an admitted
 /// subscription whose stream is still to run.
@@ -78,6 +79,16 @@ impl Server {
     /// [`Server::reply`], except that an admitted `subscriptions/listen` is
     /// handed back ([`Reply::Listening`]) for the transport to stream.
     pub(crate) async fn reply_streaming(&self, request: Request, env: RequestEnv) -> Reply {
+        if toolwire_telemetry::enabled() {
+            // Boxed: the untraced path keeps its future's size.
+            let started = telemetry::start(&request, &env, None);
+            let serve = self.reply_untraced(request, env);
+            return Box::pin(telemetry::traced(started, serve, telemetry::reply_outcome)).await;
+        }
+        self.reply_untraced(request, env).await
+    }
+
+    async fn reply_untraced(&self, request: Request, env: RequestEnv) -> Reply {
         let id = request.id.clone();
         let routed = self.dispatch(request, env).await;
         self.replied(id, routed)

@@ -42,6 +42,7 @@ use crate::context::encode::encode_message;
 use crate::context::{Outbox, Principal, RequestEnv};
 use crate::server::Server;
 use crate::transport::drain::{self, DrainStart};
+use toolwire_telemetry::Network;
 
 /// Settings of the stdio transport.
 #[derive(Debug, Clone)]
@@ -329,7 +330,8 @@ impl Connection {
         let env = RequestEnv::new()
             .with_principal(self.config.principal.clone())
             .with_outbox(Outbox::encoding(self.out.clone(), encode_line))
-            .with_cancel(cancel.clone());
+            .with_cancel(cancel.clone())
+            .with_network(Network::STDIO);
         let session = self.legacy.clone().filter(|_| !is_modern(&request));
         let mut serving = Box::pin(serve_line(self.server.clone(), session, request, env));
         let permit = self.permit(is_listen);

@@ -30,6 +30,7 @@ use crate::server::Server;
 use crate::store::rate_limit::retry_secs;
 use crate::transport::drain::CallCounter;
 use crate::transport::legacy::{is_modern, opens_session};
+use toolwire_telemetry::Network;
 
 pub(super) struct Endpoint {
     pub(super) server: Server,
@@ -122,6 +123,7 @@ pub(super) async fn handle(
     };
     drop(bytes);
     let principal = parts.extensions.remove::<Principal>().unwrap_or_default();
+    let network = network_of(parts.version);
     if let Some(id) = session_id.filter(|_| !is_modern_message(&message)) {
         let request_id = match &message {
             Message::Request(request) => Some(&request.id),
@@ -131,7 +133,11 @@ pub(super) async fn handle(
             .session(&parts.headers, &id, &principal, request_id)
             .await
         {
-            Ok(session) => endpoint.legacy_message(session, message, principal).await,
+            Ok(session) => {
+                endpoint
+                    .legacy_message(session, message, principal, network)
+                    .await
+            }
             Err(refusal) => *refusal,
         };
     }
@@ -156,7 +162,7 @@ pub(super) async fn handle(
             if let Err(error) = check_headers(&endpoint.server, &parts.headers, &request) {
                 return error_reply(StatusCode::BAD_REQUEST, Some(request.id), error);
             }
-            endpoint.dispatch(request, principal).await
+            endpoint.dispatch(request, principal, network).await
         }
         Message::Notification(_) => empty(StatusCode::ACCEPTED),
         Message::Result(_) | Message::Error(_) => error_reply(
@@ -299,12 +305,19 @@ impl Endpoint {
         None
     }
 
-    pub(super) async fn dispatch(&self, request: Request, principal: Principal) -> Response {
+    pub(super) async fn dispatch(
+        &self,
+        request: Request,
+        principal: Principal,
+        network: Network,
+    ) -> Response {
         let cancel = CancellationToken::new();
         if request.method == "subscriptions/listen" {
             // Admitted here; its stream is the response body, and dropping
             // the body (the client went away) ends it.
-            let env = RequestEnv::new().with_principal(principal);
+            let env = RequestEnv::new()
+                .with_principal(principal)
+                .with_network(network);
             return match self.server.reply_streaming(request, env).await {
                 Reply::Listening(listening) => listen_reply(*listening, self.config.sse_keep_alive),
                 reply => json_reply(&reply.into_message()),
@@ -318,6 +331,8 @@ impl Endpoint {
                 principal,
                 outbox: None,
                 cancel,
+                network,
+                session_id: None,
             };
             let reply = self.server.reply(request, env).await;
             guard.disarm();
@@ -339,6 +354,8 @@ impl Endpoint {
             principal,
             outbox: Some(Outbox::encoding(events, sse_event)),
             cancel: cancel.clone(),
+            network,
+            session_id: None,
         };
         let running = run_streamed(self.server.clone(), request, env, respond);
         tokio::spawn(async move {
@@ -451,4 +468,13 @@ async fn read_body_within(
         (Some(head), None) => head,
         (None, None) => Bytes::new(),
     })
+}
+
+/// The telemetry attributes of a request that came over this HTTP version.
+pub(super) fn network_of(version: http::Version) -> Network {
+    match version {
+        http::Version::HTTP_2 => Network::HTTP2,
+        http::Version::HTTP_10 => Network::http("1.0"),
+        _ => Network::HTTP1,
+    }
 }

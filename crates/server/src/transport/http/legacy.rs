@@ -28,6 +28,7 @@ use crate::context::encode::encode_message;
 use crate::context::{Outbox, Principal, RequestEnv};
 use crate::store::sessions::SessionEvent;
 use crate::transport::legacy::{LegacyResponse, LegacySession, forward_changes};
+use toolwire_telemetry::Network;
 
 impl Endpoint {
     /// `initialize`: opens a session and answers with its id.
@@ -119,9 +120,13 @@ impl Endpoint {
         session: Arc<HttpSession>,
         message: Message,
         principal: Principal,
+        network: Network,
     ) -> Response {
         match message {
-            Message::Request(request) => self.legacy_request(session, request, principal).await,
+            Message::Request(request) => {
+                self.legacy_request(session, request, principal, network)
+                    .await
+            }
             Message::Notification(notification) => {
                 self.cancel_if_asked(&session, &notification);
                 empty(StatusCode::ACCEPTED)
@@ -147,6 +152,7 @@ impl Endpoint {
         session: Arc<HttpSession>,
         request: Request,
         principal: Principal,
+        network: Network,
     ) -> Response {
         let log = session.new_stream();
         let id = request.id.clone();
@@ -155,6 +161,8 @@ impl Endpoint {
             principal,
             outbox: Some(Outbox::sink(Arc::clone(&log) as _)),
             cancel,
+            network,
+            session_id: Some(Arc::from(session.id.as_str())),
         };
         let call = self.calls.enter();
         let running = run_request(

@@ -16,6 +16,19 @@ use toolwire_protocol::{
 };
 
 use crate::context::Outbox;
+use crate::telemetry;
+use toolwire_telemetry::Outcome;
+
+/// How a request to the client ends, for telemetry.
+fn peer_outcome(answer: &Result<JsonObject, PeerError>) -> Outcome {
+    match answer {
+        Ok(_) => Outcome::Ok,
+        Err(PeerError::Refused(error)) => Outcome::RpcError(error.code),
+        Err(PeerError::TimedOut(_)) => Outcome::Failed("timeout"),
+        Err(PeerError::Cancelled) => Outcome::Failed("cancelled"),
+        Err(PeerError::Unreachable | PeerError::Gone) => Outcome::Failed("unreachable"),
+    }
+}
 
 /// How a request to the client ended without an answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,7 +126,25 @@ impl PeerRequests {
             outbox,
         };
         let mut request = Request::new(id, method, params);
-        request.params.get_or_insert_with(Params::default);
+        let params = request.params.get_or_insert_with(Params::default);
+        if toolwire_telemetry::enabled() {
+            let started = telemetry::start_peer_request(method, &request.id, params);
+            let answer = self.exchange(outbox, request, answer_rx, timeout, cancel);
+            return telemetry::traced(started, answer, peer_outcome).await;
+        }
+        self.exchange(outbox, request, answer_rx, timeout, cancel)
+            .await
+    }
+
+    /// Sends `request` and waits for its answer.
+    async fn exchange(
+        &self,
+        outbox: &Outbox,
+        request: Request,
+        answer_rx: oneshot::Receiver<Answer>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<JsonObject, PeerError> {
         outbox.send(Message::Request(request)).await;
         tokio::select! {
             answer = answer_rx => match answer {

@@ -45,6 +45,17 @@ impl LegacyResponse {
         }
     }
 
+    /// How the response ends its request, for telemetry.
+    pub(crate) fn outcome(&self) -> toolwire_telemetry::Outcome {
+        match self {
+            LegacyResponse::Message(message) => crate::telemetry::message_outcome(message),
+            LegacyResponse::ToolResult(_, result) if result.is_error == Some(true) => {
+                toolwire_telemetry::Outcome::ToolError
+            }
+            LegacyResponse::ToolResult(..) => toolwire_telemetry::Outcome::Ok,
+        }
+    }
+
     /// True for a result, false for an error.
     pub(crate) fn succeeded(&self) -> bool {
         matches!(

@@ -26,6 +26,7 @@ use crate::context::{CheckedMeta, RequestEnv};
 use crate::dispatch::{Reply, parse};
 use crate::server::Server;
 use crate::store::sessions::SessionRecord;
+use crate::telemetry;
 
 /// Rounds of input one request may ask for before it is ended.
 const MAX_INPUT_ROUNDS: usize = 16;
@@ -162,6 +163,16 @@ impl LegacySession {
 
     /// Serves one request of this session and returns its response.
     pub(crate) async fn serve(&self, request: Request, env: RequestEnv) -> LegacyResponse {
+        if toolwire_telemetry::enabled() {
+            // Boxed: the untraced path keeps its future's size.
+            let started = telemetry::start(&request, &env, Some(&self.version));
+            let serve = self.serve_untraced(request, env);
+            return Box::pin(telemetry::traced(started, serve, LegacyResponse::outcome)).await;
+        }
+        self.serve_untraced(request, env).await
+    }
+
+    async fn serve_untraced(&self, request: Request, env: RequestEnv) -> LegacyResponse {
         let id = request.id.clone();
         let outcome = match request.method.as_str() {
             "ping" => Ok(JsonObject::new()),
