@@ -13,6 +13,7 @@ mod failure;
 mod forms;
 mod gateway;
 mod kv;
+mod logging;
 mod render;
 mod safe_json;
 mod safe_text;
@@ -54,6 +55,13 @@ struct Cli {
     /// target, fields, for a log collector). RUST_LOG filters both.
     #[arg(long, value_name = "FORMAT", global = true, default_value = "text")]
     log_format: LogFormat,
+
+    /// Send OpenTelemetry traces and metrics with OTLP, where the standard
+    /// OTEL_EXPORTER_OTLP_* variables say (default http://localhost:4318,
+    /// HTTP/protobuf). Also on when an OTLP endpoint variable is set; off
+    /// whenever OTEL_SDK_DISABLED=true.
+    #[arg(long, global = true)]
+    otel: bool,
 }
 
 /// `--log-format`.
@@ -114,7 +122,6 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let serving = matches!(cli.command, Command::Serve(_) | Command::Gateway(_));
-    init_logging(serving, cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -125,7 +132,25 @@ fn main() -> ExitCode {
             return ExitCode::from(Failure::PROTOCOL);
         }
     };
+    let service = match cli.command {
+        Command::Gateway(_) => "toolwire-gateway",
+        _ => "toolwire",
+    };
+    // The exporters run on the runtime: set them up inside it.
+    let telemetry = {
+        let _inside = runtime.enter();
+        logging::init(serving, cli.log_format, cli.otel, service)
+    };
+    let telemetry = match telemetry {
+        Ok(telemetry) => telemetry,
+        Err(error) => {
+            eprintln!("toolwire: {error}");
+            return ExitCode::from(Failure::PROTOCOL);
+        }
+    };
     let outcome = runtime.block_on(run(cli.command));
+    // Sends the spans still buffered, while the runtime still runs.
+    drop(telemetry);
     // Blocking stdin reads may still be parked; do not wait for them.
     runtime.shutdown_background();
     match outcome {
@@ -148,29 +173,4 @@ async fn run(command: Command) -> Result<(), Failure> {
         Command::Read(args) => commands::read(args).await,
         Command::Prompt(args) => commands::prompt(args).await,
     }
-}
-
-/// Logs go to stderr (stdout carries results, or MCP messages under
-/// `serve --stdio`). `RUST_LOG` filters; the default shows the server's
-/// info lines when serving and only warnings otherwise. `format` says
-/// whether each event is a line of text or a JSON object.
-fn init_logging(serving: bool, format: LogFormat) {
-    use tracing_subscriber::EnvFilter;
-    let default = if serving { "info" } else { "warn" };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    // No colours: every log line is passed through safe_text, which would
-    // show the colour codes as escapes.
-    let _ = match format {
-        LogFormat::Text => tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(safe_json::SafeStderr)
-            .with_ansi(false)
-            .try_init(),
-        LogFormat::Json => tracing_subscriber::fmt()
-            .json()
-            .with_env_filter(filter)
-            .with_writer(safe_json::SafeJsonStderr)
-            .with_ansi(false)
-            .try_init(),
-    };
 }

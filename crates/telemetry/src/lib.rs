@@ -29,7 +29,9 @@ mod propagation;
 pub mod semconv;
 mod switch;
 
-pub use operation::{Network, Operation, Outcome, Side, Started, record_session};
+pub use operation::{
+    Network, Operation, Outcome, Side, Started, detached_tool_span, record_session,
+};
 pub use propagation::TraceHeaders;
 pub use switch::{enable, enabled};
 

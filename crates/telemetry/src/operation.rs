@@ -308,6 +308,35 @@ impl Started {
     }
 }
 
+/// The span of a tool call's work that outlives its request (a task's
+/// handler, run after `tools/call` answered with the task): named
+/// `execute_tool {tool}`, kind internal, its OpenTelemetry parent the
+/// current span (the `tools/call` that created the task), which it does not
+/// keep open. A disabled span while telemetry is off.
+///
+/// ```
+/// let span = toolwire_telemetry::detached_tool_span("build_report");
+/// assert!(span.is_disabled()); // telemetry is off here
+/// ```
+pub fn detached_tool_span(tool: &str) -> tracing::Span {
+    if !enabled() {
+        return tracing::Span::none();
+    }
+    let parent = tracing::Span::current().context();
+    let span = tracing::info_span!(
+        target: SPAN_TARGET,
+        parent: None,
+        "mcp task",
+        otel.name = %format!("{EXECUTE_TOOL} {tool}"),
+        otel.kind = "internal",
+        gen_ai.operation.name = EXECUTE_TOOL,
+        gen_ai.tool.name = tool,
+    );
+    // Fails only without an OpenTelemetry layer: nothing to join.
+    let _ = span.set_parent(parent);
+    span
+}
+
 /// Records one legacy session's duration on `side`.
 ///
 /// ```

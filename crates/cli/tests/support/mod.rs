@@ -104,6 +104,18 @@ impl Served {
         self.child.id()
     }
 
+    /// Stops the server as an operator would (SIGTERM) and waits (bounded)
+    /// for it to exit.
+    pub fn terminate(&mut self) -> ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .stdout(Stdio::null())
+            .status()
+            .expect("run kill");
+        assert!(status.success());
+        self.wait_exit()
+    }
+
     /// Waits (bounded) for the server to exit by itself.
     pub fn wait_exit(&mut self) -> ExitStatus {
         let deadline = Instant::now() + Duration::from_secs(30);

@@ -13,6 +13,7 @@ use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{CallToolResult, ErrorObject, JsonObject, RequestId, TaskStatus};
+use tracing::Instrument;
 
 use super::reply::Answer;
 use crate::context::mrtr::{InputRequired, Round};
@@ -45,7 +46,8 @@ impl Server {
     /// Runs `job` on its own tokio task.
     pub(super) fn spawn_task(&self, job: Job) {
         let server = self.clone();
-        tokio::spawn(async move { server.work(job).await });
+        let span = toolwire_telemetry::detached_tool_span(&job.tool.definition.name);
+        tokio::spawn(async move { server.work(job).await }.instrument(span));
     }
 
     async fn work(&self, job: Job) {

@@ -1,0 +1,361 @@
+//! OpenTelemetry from the real program: `toolwire call`, `toolwire serve
+//! --stdio` and `toolwire gateway` export to an OTLP/HTTP receiver started
+//! here (a small hyper server on 127.0.0.1:0, configured through the
+//! standard OTEL_* variables), and one trace runs from the client through
+//! the gateway to the upstream's tool.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response};
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value;
+use opentelemetry_proto::tonic::trace::v1::Span;
+use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+use prost::Message;
+use support::{Served, bin, fresh_dir, run_with_env};
+
+/// What the receiver got: spans with their service, and metric names.
+#[derive(Default)]
+struct Received {
+    spans: Vec<(String, Span)>,
+    metrics: Vec<String>,
+    content_types: Vec<String>,
+}
+
+/// An OTLP/HTTP receiver on 127.0.0.1:0 (its own runtime, on a thread).
+struct Receiver {
+    addr: SocketAddr,
+    received: Arc<Mutex<Received>>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl Receiver {
+    fn start() -> Receiver {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let received = Arc::new(Mutex::new(Received::default()));
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let into = Arc::clone(&received);
+        runtime.spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let into = Arc::clone(&into);
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let into = Arc::clone(&into);
+                        async move { Ok::<_, hyper::Error>(receive(request, &into).await) }
+                    });
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, service)
+                        .await;
+                });
+            }
+        });
+        Receiver {
+            addr,
+            received,
+            _runtime: runtime,
+        }
+    }
+
+    fn env(&self, protocol: &'static str) -> Vec<(&'static str, String)> {
+        vec![
+            (
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                format!("http://{}", self.addr),
+            ),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol.to_owned()),
+        ]
+    }
+
+    /// Waits (bounded) until `done` holds for what was received.
+    fn wait_for(&self, what: &str, done: impl Fn(&Received) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !done(&self.received.lock().unwrap()) {
+            if Instant::now() > deadline {
+                let received = self.received.lock().unwrap();
+                let spans: Vec<_> = received
+                    .spans
+                    .iter()
+                    .map(|(service, s)| format!("{service}: {} ({:?})", s.name, s.kind))
+                    .collect();
+                panic!(
+                    "no {what} within 30 s; spans: {spans:#?}, metrics: {:?}",
+                    received.metrics
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+async fn receive(request: Request<Incoming>, into: &Mutex<Received>) -> Response<Full<Bytes>> {
+    let path = request.uri().path().to_owned();
+    let content_type = request
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let body = request.into_body().collect().await.unwrap().to_bytes();
+    let json = content_type.starts_with("application/json");
+    let mut received = into.lock().unwrap();
+    received.content_types.push(content_type.clone());
+    match path.as_str() {
+        "/v1/traces" => {
+            let export: ExportTraceServiceRequest = if json {
+                serde_json::from_slice(&body).expect("OTLP JSON traces")
+            } else {
+                ExportTraceServiceRequest::decode(body).expect("OTLP protobuf traces")
+            };
+            for resource in export.resource_spans {
+                let service = resource
+                    .resource
+                    .iter()
+                    .flat_map(|r| &r.attributes)
+                    .find(|kv| kv.key == "service.name")
+                    .and_then(|kv| string_of(kv.value.as_ref()?))
+                    .unwrap_or_default();
+                for scope in resource.scope_spans {
+                    for span in scope.spans {
+                        received.spans.push((service.clone(), span));
+                    }
+                }
+            }
+        }
+        "/v1/metrics" => {
+            let export: ExportMetricsServiceRequest = if json {
+                serde_json::from_slice(&body).expect("OTLP JSON metrics")
+            } else {
+                ExportMetricsServiceRequest::decode(body).expect("OTLP protobuf metrics")
+            };
+            for resource in export.resource_metrics {
+                for scope in resource.scope_metrics {
+                    received
+                        .metrics
+                        .extend(scope.metrics.into_iter().map(|m| m.name));
+                }
+            }
+        }
+        other => panic!("unexpected OTLP path {other}"),
+    }
+    Response::new(Full::new(Bytes::new()))
+}
+
+fn string_of(value: &opentelemetry_proto::tonic::common::v1::AnyValue) -> Option<String> {
+    match value.value.as_ref()? {
+        any_value::Value::StringValue(text) => Some(text.clone()),
+        _ => None,
+    }
+}
+
+fn attribute(span: &Span, key: &str) -> Option<String> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| string_of(kv.value.as_ref()?))
+}
+
+/// The one span of `service` named `name` of `kind`.
+fn find(received: &Received, service: &str, name: &str, kind: SpanKind) -> Span {
+    let found: Vec<&Span> = received
+        .spans
+        .iter()
+        .filter(|(s, span)| s == service && span.name == name && span.kind == kind as i32)
+        .map(|(_, span)| span)
+        .collect();
+    assert_eq!(found.len(), 1, "{service}: {name} {kind:?}");
+    found[0].clone()
+}
+
+fn has(received: &Received, service: &str, name: &str, kind: SpanKind) -> bool {
+    received
+        .spans
+        .iter()
+        .any(|(s, span)| s == service && span.name == name && span.kind == kind as i32)
+}
+
+fn with_env<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
+    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+#[test]
+fn a_call_over_stdio_is_one_trace_across_two_processes_sent_as_otlp_json() {
+    let receiver = Receiver::start();
+    let env = receiver.env("http/json");
+    let ran = run_with_env(
+        &[
+            "call",
+            "--json",
+            "--yes",
+            "echo",
+            "text=a-secret-argument",
+            "--",
+            bin(),
+            "serve",
+            "--stdio",
+        ],
+        "",
+        &with_env(&env),
+    );
+    ran.expect_code(0);
+    receiver.wait_for("client and server spans", |r| {
+        has(r, "toolwire", "tools/call echo", SpanKind::Client)
+            && has(r, "toolwire", "tools/call echo", SpanKind::Server)
+    });
+    let received = receiver.received.lock().unwrap();
+    let client = find(&received, "toolwire", "tools/call echo", SpanKind::Client);
+    let server = find(&received, "toolwire", "tools/call echo", SpanKind::Server);
+    assert_eq!(server.trace_id, client.trace_id);
+    assert_eq!(server.parent_span_id, client.span_id);
+    assert_eq!(
+        attribute(&server, "network.transport").as_deref(),
+        Some("pipe")
+    );
+    assert_eq!(
+        attribute(&server, "gen_ai.tool.name").as_deref(),
+        Some("echo")
+    );
+    assert_eq!(
+        attribute(&server, "gen_ai.operation.name").as_deref(),
+        Some("execute_tool")
+    );
+    for (_, span) in &received.spans {
+        for kv in &span.attributes {
+            let value = kv.value.as_ref().and_then(string_of).unwrap_or_default();
+            assert!(
+                !value.contains("a-secret-argument"),
+                "{} in {}",
+                kv.key,
+                span.name
+            );
+        }
+    }
+    assert!(
+        received
+            .content_types
+            .iter()
+            .all(|t| t.starts_with("application/json"))
+    );
+    drop(received);
+    receiver.wait_for("both duration histograms", |r| {
+        r.metrics
+            .iter()
+            .any(|m| m == "mcp.server.operation.duration")
+            && r.metrics
+                .iter()
+                .any(|m| m == "mcp.client.operation.duration")
+    });
+}
+
+#[test]
+fn one_trace_runs_from_the_client_through_the_gateway_to_the_upstream_in_protobuf() {
+    let receiver = Receiver::start();
+    let env = receiver.env("http/protobuf");
+    let config = fresh_dir("telemetry").join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[gateway]\nhttp = \"127.0.0.1:0\"\n\n[[upstream]]\nname = \"demo\"\n\
+             command = [{:?}, \"serve\", \"--stdio\"]\nallow = [\"echo\"]\n",
+            bin()
+        ),
+    )
+    .unwrap();
+    let mut gateway = Served::command_with_env(
+        &["gateway", "--config", config.to_str().unwrap()],
+        &with_env(&env),
+    );
+    let ran = run_with_env(
+        &[
+            "call",
+            &gateway.url,
+            "demo__echo",
+            "text=through",
+            "--yes",
+            "--json",
+        ],
+        "",
+        &with_env(&env),
+    );
+    ran.expect_code(0);
+    // The gateway and its upstream send their spans when they stop.
+    assert!(gateway.terminate().success());
+    receiver.wait_for("the four spans of the call", |r| {
+        has(r, "toolwire", "tools/call demo__echo", SpanKind::Client)
+            && has(
+                r,
+                "toolwire-gateway",
+                "tools/call demo__echo",
+                SpanKind::Server,
+            )
+            && has(r, "toolwire-gateway", "tools/call echo", SpanKind::Client)
+            && has(r, "toolwire", "tools/call echo", SpanKind::Server)
+    });
+    let received = receiver.received.lock().unwrap();
+    let client = find(
+        &received,
+        "toolwire",
+        "tools/call demo__echo",
+        SpanKind::Client,
+    );
+    let at_gateway = find(
+        &received,
+        "toolwire-gateway",
+        "tools/call demo__echo",
+        SpanKind::Server,
+    );
+    let forwarded = find(
+        &received,
+        "toolwire-gateway",
+        "tools/call echo",
+        SpanKind::Client,
+    );
+    // The upstream child inherits the variables, as `toolwire serve`.
+    let upstream = find(&received, "toolwire", "tools/call echo", SpanKind::Server);
+    assert_eq!(at_gateway.parent_span_id, client.span_id);
+    assert_eq!(
+        received
+            .spans
+            .iter()
+            .filter(|(_, s)| s.span_id == forwarded.parent_span_id)
+            .map(|(_, s)| s.trace_id.clone())
+            .collect::<Vec<_>>(),
+        vec![client.trace_id.clone()],
+        "the forwarded call's parent is in the client's trace"
+    );
+    assert_eq!(upstream.parent_span_id, forwarded.span_id);
+    for span in [&at_gateway, &forwarded, &upstream] {
+        assert_eq!(span.trace_id, client.trace_id);
+    }
+    assert_eq!(
+        attribute(&at_gateway, "network.transport").as_deref(),
+        Some("tcp")
+    );
+    assert_eq!(
+        attribute(&upstream, "network.transport").as_deref(),
+        Some("pipe")
+    );
+    assert!(
+        received
+            .content_types
+            .iter()
+            .all(|t| t == "application/x-protobuf")
+    );
+}
