@@ -4,9 +4,14 @@
 //! outstanding request the handler runs again with all the answers (as a
 //! multi round-trip retry does). `tasks/cancel` fires the handler's
 //! cancellation token. While it runs a task the worker renews its lease.
+//! The end of a task goes to the audit log once (`task_end`): the worker
+//! logs the end it makes; an end made elsewhere (a cancel while the task
+//! waited for input, a lease that ran out) is logged by the first one to
+//! read it, worker or `tasks/*` request ([`TaskRecord::end_audited`]).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
@@ -20,6 +25,7 @@ use crate::context::mrtr::{InputRequired, Round};
 use crate::context::output::{ToolError, ToolOutput};
 use crate::context::{CheckedMeta, Principal, RequestContext, RequestEnv, TaskStatusSink};
 use crate::features::registry::RegisteredTool;
+use crate::security::audit::{self, TaskEnd, TaskEnded};
 use crate::security::sanitize::SanitizeReport;
 use crate::server::Server;
 use crate::store::task_record::{TaskRecord, now_ms};
@@ -37,6 +43,8 @@ pub(crate) struct Job {
     pub request_id: RequestId,
     pub meta: CheckedMeta,
     pub principal: Principal,
+    /// When the task was created, milliseconds since the Unix epoch.
+    pub created_at_ms: u64,
 }
 
 /// What one run of the handler came to.
@@ -59,10 +67,16 @@ impl Server {
         loop {
             let record = match store.get(&job.id, &job.owner).await {
                 Ok(TaskLookup::Found(record)) => record,
-                // Expired or forgotten: nothing left to do.
+                Ok(TaskLookup::Expired) => {
+                    audit_expired(&job);
+                    return;
+                }
+                // Forgotten: nothing left to do.
                 _ => return,
             };
             if record.status.is_terminal() {
+                // Ended elsewhere: cancelled while it waited, or settled.
+                self.audit_end_once(&record).await;
                 return;
             }
             if record.cancel_requested {
@@ -261,7 +275,8 @@ impl Server {
         self.end(job, TaskStatus::Failed, None, Some(error)).await;
     }
 
-    /// Moves the task to a terminal status unless it is in one already.
+    /// Moves the task to a terminal status unless it is in one already,
+    /// and audits the end (once).
     async fn end(
         &self,
         job: &Job,
@@ -274,25 +289,52 @@ impl Server {
             (TaskStatus::Cancelled, _) => Some("Cancelled by the client".into()),
             _ => None,
         };
-        let change = Box::new(move |r: &mut TaskRecord| {
+        let ended = AtomicBool::new(false);
+        let change = Box::new(|r: &mut TaskRecord| {
             if r.status.is_terminal() {
                 return;
             }
             r.finish(status, message, now_ms().max(r.updated_at_ms));
             r.result = result;
             r.error = error;
+            r.end_audited = true;
+            ended.store(true, Ordering::Relaxed);
         });
-        if let Err(error) = self
-            .inner
-            .task_store
-            .update(&job.id, &job.owner, change)
-            .await
-        {
-            tracing::error!(%error, task = %job.id, "could not record the end of a task");
+        let store = &self.inner.task_store;
+        match store.update(&job.id, &job.owner, change).await {
+            Ok(TaskLookup::Found(record)) if ended.load(Ordering::Relaxed) => audit_ended(&record),
+            Ok(TaskLookup::Found(record)) => self.audit_end_once(&record).await,
+            Ok(TaskLookup::Expired) => audit_expired(job),
+            Ok(TaskLookup::Missing) => {}
+            Err(error) => {
+                tracing::error!(%error, task = %job.id, "could not record the end of a task")
+            }
         }
     }
 
-    /// Renews the worker's lease; `None` when the task is gone (expired).
+    /// Audits the end of a task ended without its worker's doing, unless
+    /// that was done: the first to mark it in the store logs it.
+    pub(super) async fn audit_end_once(&self, record: &TaskRecord) {
+        if !record.status.is_terminal() || record.end_audited || !audit::listening() {
+            return;
+        }
+        let marked = AtomicBool::new(false);
+        let change = Box::new(|r: &mut TaskRecord| {
+            if r.status.is_terminal() && !r.end_audited {
+                r.end_audited = true;
+                marked.store(true, Ordering::Relaxed);
+            }
+        });
+        let store = &self.inner.task_store;
+        if let Ok(TaskLookup::Found(record)) = store.update(&record.id, &record.owner, change).await
+            && marked.load(Ordering::Relaxed)
+        {
+            audit_ended(&record);
+        }
+    }
+
+    /// Renews the worker's lease; `None` when the task is gone (expired:
+    /// audited so).
     async fn renew(&self, job: &Job, lease: Duration) -> Option<TaskRecord> {
         let lease_ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX);
         let change = Box::new(move |r: &mut TaskRecord| {
@@ -305,7 +347,46 @@ impl Server {
             .await
         {
             Ok(TaskLookup::Found(record)) => Some(*record),
+            Ok(TaskLookup::Expired) => {
+                audit_expired(job);
+                None
+            }
             _ => None,
         }
     }
+}
+
+/// The `task_end` audit record of a finished task.
+fn audit_ended(record: &TaskRecord) {
+    let is_error = || {
+        let result = record.result.as_ref();
+        result.and_then(|r| r.get("isError")) == Some(&Value::Bool(true))
+    };
+    let outcome = match record.status {
+        TaskStatus::Completed if is_error() => TaskEnd::ToolError,
+        TaskStatus::Completed => TaskEnd::Completed,
+        TaskStatus::Failed if record.failed_by_lease() => TaskEnd::LeaseExpired,
+        TaskStatus::Failed => TaskEnd::Failed,
+        TaskStatus::Cancelled => TaskEnd::Cancelled,
+        TaskStatus::Working | TaskStatus::InputRequired => return,
+    };
+    audit::task_end(&TaskEnded {
+        owner: &record.owner,
+        task: &record.id,
+        tool: &record.tool,
+        outcome,
+        duration_ms: record.updated_at_ms.saturating_sub(record.created_at_ms),
+    });
+}
+
+/// The `task_end` audit record of a task whose time to live ran out while
+/// its worker ran it.
+fn audit_expired(job: &Job) {
+    audit::task_end(&TaskEnded {
+        owner: &job.owner,
+        task: &job.id,
+        tool: &job.tool.definition.name,
+        outcome: TaskEnd::Expired,
+        duration_ms: now_ms().saturating_sub(job.created_at_ms),
+    });
 }

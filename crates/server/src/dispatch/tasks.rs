@@ -119,6 +119,7 @@ impl Server {
             request_id: cx.request_id().clone(),
             meta,
             principal: cx.principal().clone(),
+            created_at_ms: record.created_at_ms,
         });
         let created = toolwire_protocol::CreateTaskResult::new(record.detailed().task);
         (
@@ -168,6 +169,9 @@ impl Server {
                 ));
             }
         };
+        // A task cancelled while it waited for input, or settled after its
+        // worker's lease ran out, is audited by its first reader.
+        self.audit_end_once(&record).await;
         if cx.method() == "tasks/get" {
             let result = GetTaskResult {
                 result_type: ResultType::Complete,

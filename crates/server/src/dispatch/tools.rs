@@ -31,7 +31,13 @@ impl Server {
         let mut report = SanitizeReport::default();
         let (outcome, reply) = self.run_tool(params, cx, &mut report).await;
         if let Some(record) = record {
-            record.finish(outcome, &report);
+            let task = match (&outcome, &reply) {
+                (Outcome::TaskCreated, Ok(Answer::Object(created))) => {
+                    created.get("taskId").and_then(Value::as_str)
+                }
+                _ => None,
+            };
+            record.finish(outcome, &report, task);
         }
         reply
     }

@@ -10,6 +10,19 @@
 //!   `sanitized`: what the output
 //!   sanitiser removed from (or escaped in) the result, as a
 //!   [`SanitizeReport`] (`bidi=1 tags=14`, or `none`).
+//!   A call answered with a task (the Tasks extension) logs `task_created`
+//!   with the task's id in `task`.
+//! - `event = "task_end"` (level INFO) once per task, when it ends:
+//!   `principal`, `task` (its id), `tool`, `outcome` (`completed`,
+//!   `tool_error` for a result with `isError: true`, `failed` for a JSON-RPC
+//!   error, `cancelled`, `lease_expired` when its worker stopped (its
+//!   instance died) and the task was settled as `failed`, or `expired` when
+//!   its time to live ran out while it was still running) and `duration_ms`
+//!   (from its creation to its end). Its arguments are in its `tool_call`
+//!   record's digest, never here. The worker that ends a task logs it; a
+//!   task ended otherwise (cancelled while it waited for input, or settled
+//!   after its lease ran out) is logged by the first instance that reads it
+//!   so ended ([`crate::TaskRecord::end_audited`] keeps it to once).
 //! - `event = "sanitized"` (level INFO) for a `prompts/get` or
 //!   `resources/read` result the sanitiser changed: `principal`, `method`,
 //!   `target` (the prompt's name or the resource's URI) and `sanitized`.
@@ -118,33 +131,105 @@ impl ToolCallRecord {
         })
     }
 
-    /// Logs the call with its outcome, duration and what the sanitiser removed.
-    pub(crate) fn finish(mut self, outcome: Outcome, sanitized: &SanitizeReport) {
-        self.log(outcome, sanitized);
+    /// Logs the call with its outcome, duration and what the sanitiser
+    /// removed; `task` is the id of the task it was answered with.
+    pub(crate) fn finish(
+        mut self,
+        outcome: Outcome,
+        sanitized: &SanitizeReport,
+        task: Option<&str>,
+    ) {
+        self.log(outcome, sanitized, task);
     }
 
-    fn log(&mut self, outcome: Outcome, sanitized: &SanitizeReport) {
+    fn log(&mut self, outcome: Outcome, sanitized: &SanitizeReport, task: Option<&str>) {
         self.logged = true;
         let duration = self.started.elapsed();
-        tracing::info!(
-            target: AUDIT_TARGET,
-            event = "tool_call",
-            principal = ?who(Some(&self.principal)),
-            tool = ?self.tool,
-            arguments_sha256 = %self.digest,
-            outcome = outcome.as_str(),
-            duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
-            sanitized = %sanitized,
-        );
+        let duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+        let (principal, tool) = (who(Some(&self.principal)), &self.tool);
+        match task {
+            Some(task) => tracing::info!(
+                target: AUDIT_TARGET,
+                event = "tool_call",
+                principal = ?principal,
+                tool = ?tool,
+                arguments_sha256 = %self.digest,
+                outcome = outcome.as_str(),
+                task = ?task,
+                duration_ms,
+                sanitized = %sanitized,
+            ),
+            None => tracing::info!(
+                target: AUDIT_TARGET,
+                event = "tool_call",
+                principal = ?principal,
+                tool = ?tool,
+                arguments_sha256 = %self.digest,
+                outcome = outcome.as_str(),
+                duration_ms,
+                sanitized = %sanitized,
+            ),
+        }
     }
 }
 
 impl Drop for ToolCallRecord {
     fn drop(&mut self) {
         if !self.logged {
-            self.log(Outcome::Cancelled, &SanitizeReport::default());
+            self.log(Outcome::Cancelled, &SanitizeReport::default(), None);
         }
     }
+}
+
+/// How a task ended, as logged (`task_end` events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskEnd {
+    Completed,
+    ToolError,
+    Failed,
+    Cancelled,
+    /// Its worker's lease ran out: settled as `failed`.
+    LeaseExpired,
+    /// Its time to live ran out while it ran.
+    Expired,
+}
+
+impl TaskEnd {
+    fn as_str(self) -> &'static str {
+        match self {
+            TaskEnd::Completed => "completed",
+            TaskEnd::ToolError => "tool_error",
+            TaskEnd::Failed => "failed",
+            TaskEnd::Cancelled => "cancelled",
+            TaskEnd::LeaseExpired => "lease_expired",
+            TaskEnd::Expired => "expired",
+        }
+    }
+}
+
+/// What is logged of a task that ended.
+pub(crate) struct TaskEnded<'a> {
+    /// The key of its principal ([`Principal::key`]).
+    pub owner: &'a str,
+    pub task: &'a str,
+    pub tool: &'a str,
+    pub outcome: TaskEnd,
+    pub duration_ms: u64,
+}
+
+/// Logs the end of a task (once per task: the caller sees to that).
+pub(crate) fn task_end(ended: &TaskEnded<'_>) {
+    // A principal's key is `s:` and its subject, or empty for nobody.
+    let principal = ended.owner.strip_prefix("s:").unwrap_or("<anonymous>");
+    tracing::info!(
+        target: AUDIT_TARGET,
+        event = "task_end",
+        principal = ?principal,
+        task = ?ended.task,
+        tool = ?ended.tool,
+        outcome = ended.outcome.as_str(),
+        duration_ms = ended.duration_ms,
+    );
 }
 
 /// True when someone listens to audit events.

@@ -24,6 +24,7 @@ use toolwire_protocol::{DetailedTask, ErrorObject, JsonObject, Task, TaskStatus}
 /// assert!(!record.settle(30_999));
 /// assert!(record.settle(31_001)); // the worker stopped renewing its lease
 /// assert_eq!(record.status, TaskStatus::Failed);
+/// assert!(record.failed_by_lease());
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -67,7 +68,14 @@ pub struct TaskRecord {
     pub cancel_requested: bool,
     /// Until when the worker's lease runs, milliseconds since the Unix epoch.
     pub lease_until_ms: u64,
+    /// The task's end has been written to the audit log (`task_end`), so
+    /// that it is written once whichever instance sees it first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub end_audited: bool,
 }
+
+/// Why a task whose worker's lease ran out failed.
+const LEASE_RAN_OUT: &str = "The task's worker stopped before it finished (its lease ran out)";
 
 impl TaskRecord {
     /// A `working` task created at `now_ms`, its worker's lease running `lease_ms`.
@@ -97,6 +105,7 @@ impl TaskRecord {
             error: None,
             cancel_requested: false,
             lease_until_ms: now_ms.saturating_add(lease_ms),
+            end_audited: false,
         }
     }
 
@@ -117,14 +126,23 @@ impl TaskRecord {
         if !self.lease_lapsed(now_ms) {
             return false;
         }
-        let message = "The task's worker stopped before it finished (its lease ran out)";
         self.finish(
             TaskStatus::Failed,
-            Some(message.to_owned()),
+            Some(LEASE_RAN_OUT.to_owned()),
             now_ms.max(self.updated_at_ms),
         );
-        self.error = Some(ErrorObject::internal(message));
+        self.error = Some(ErrorObject::internal(LEASE_RAN_OUT));
         true
+    }
+
+    /// True when the task failed because its worker's lease ran out
+    /// ([`TaskRecord::settle`]).
+    pub fn failed_by_lease(&self) -> bool {
+        self.status == TaskStatus::Failed
+            && self
+                .error
+                .as_ref()
+                .is_some_and(|e| e.message == LEASE_RAN_OUT)
     }
 
     /// Moves to a terminal `status`: outstanding input requests are dropped.
