@@ -120,14 +120,17 @@ fn outcome(done: &Result<JsonObject, Error>) -> Outcome {
     }
 }
 
+/// Streamable HTTP, its version not known to the client.
+pub(crate) const HTTP: Network = Network {
+    transport: "tcp",
+    protocol_name: Some("http"),
+    protocol_version: None,
+};
+
 fn network(kind: TransportKind) -> Network {
     match kind {
         TransportKind::Stdio => Network::STDIO,
-        TransportKind::Http => Network {
-            transport: "tcp",
-            protocol_name: Some("http"),
-            protocol_version: None,
-        },
+        TransportKind::Http => HTTP,
     }
 }
 

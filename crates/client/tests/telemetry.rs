@@ -435,3 +435,57 @@ async fn a_legacy_servers_request_to_the_client_is_a_span_pair_inside_the_call()
         assert_eq!(answered.span_context.trace_id(), trace, "{transport}");
     }
 }
+
+#[tokio::test]
+async fn a_legacy_session_ending_records_its_duration_on_both_sides() {
+    use toolwire_client::transport::{HttpTransport, ProtocolMode};
+    let caught = caught();
+    let url = http_server(demo_server()).await;
+    let transport = HttpTransport::builder(url)
+        .protocol(ProtocolMode::Legacy)
+        .build()
+        .unwrap();
+    let client = Client::builder(transport).name("demo").build();
+    client
+        .call_tool("echo", json!({"text": "session"}))
+        .await
+        .unwrap();
+    // Closing ends the session on the server too (DELETE).
+    client.close().await;
+    drop(client);
+    let mut found = (false, false);
+    for _ in 0..100 {
+        caught.meters.force_flush().unwrap();
+        let exported = caught.metrics.get_finished_metrics().unwrap();
+        found = (
+            has_session(&exported, "mcp.server.session.duration"),
+            has_session(&exported, "mcp.client.session.duration"),
+        );
+        if found == (true, true) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(found, (true, true));
+}
+
+/// True when `name` has a point of a 2025-11-25 session over HTTP.
+fn has_session(exported: &[opentelemetry_sdk::metrics::data::ResourceMetrics], name: &str) -> bool {
+    exported
+        .iter()
+        .flat_map(|r| r.scope_metrics())
+        .flat_map(|s| s.metrics())
+        .filter(|m| m.name() == name)
+        .any(|metric| {
+            let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+                return false;
+            };
+            histogram.data_points().any(|point| {
+                point.attributes().any(|kv| {
+                    kv.key.as_str() == "mcp.protocol.version" && kv.value.as_str() == "2025-11-25"
+                }) && point
+                    .attributes()
+                    .any(|kv| kv.key.as_str() == "network.transport" && kv.value.as_str() == "tcp")
+            })
+        })
+}

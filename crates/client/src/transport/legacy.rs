@@ -310,6 +310,22 @@ pub(crate) struct LegacySession {
     pub init: InitializeResult,
     log_level: Mutex<Option<LoggingLevel>>,
     listeners: Mutex<Vec<Listener>>,
+    /// When `initialize` was answered and over what, for the session
+    /// duration metric.
+    opened: std::time::Instant,
+    network: toolwire_telemetry::Network,
+}
+
+impl Drop for LegacySession {
+    fn drop(&mut self) {
+        toolwire_telemetry::record_session(
+            toolwire_telemetry::Side::Client,
+            self.opened.elapsed(),
+            self.version(),
+            self.network,
+            None,
+        );
+    }
 }
 
 #[derive(Debug)]
@@ -319,11 +335,13 @@ struct Listener {
 }
 
 impl LegacySession {
-    pub(crate) fn new(init: InitializeResult) -> Self {
+    pub(crate) fn new(init: InitializeResult, network: toolwire_telemetry::Network) -> Self {
         LegacySession {
             init,
             log_level: Mutex::new(None),
             listeners: Mutex::new(Vec::new()),
+            opened: std::time::Instant::now(),
+            network,
         }
     }
 
@@ -606,7 +624,7 @@ mod tests {
             "serverInfo": {"name": "s", "version": "1"}
         }))
         .unwrap();
-        let session = LegacySession::new(init);
+        let session = LegacySession::new(init, toolwire_telemetry::Network::STDIO);
         let listen = Request::new(
             9,
             "subscriptions/listen",

@@ -486,7 +486,7 @@ fn initialize(server: &Server, request: Request) -> (Message, Option<Arc<LegacyS
                 _ => Default::default(),
             };
             let reply = Message::Result(toolwire_protocol::ResultResponse::new(request.id, result));
-            (reply, Some(Arc::new(session)))
+            (reply, Some(Arc::new(session.over(Network::STDIO))))
         }
         Err(error) => (
             Message::Error(ErrorResponse::new(Some(request.id), error)),

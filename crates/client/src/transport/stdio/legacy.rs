@@ -70,7 +70,10 @@ pub(super) async fn handshake(
             timeout.as_millis()
         ))
     })??;
-    let session = Arc::new(LegacySession::new(accept_initialize(reply)?));
+    let session = Arc::new(LegacySession::new(
+        accept_initialize(reply)?,
+        toolwire_telemetry::Network::STDIO,
+    ));
     link.write(&Message::Notification(initialized_notification()))?;
     tracing::info!(
         version = session.version(),

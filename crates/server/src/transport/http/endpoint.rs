@@ -147,7 +147,7 @@ pub(super) async fn handle(
                 let error = endpoint.server.refuse_initialize();
                 return error_reply(StatusCode::BAD_REQUEST, Some(request.id), error);
             }
-            endpoint.initialize(request, &principal).await
+            endpoint.initialize(request, &principal, network).await
         }
         Message::Request(request) if looks_legacy(&parts.headers, &request) => error_reply(
             StatusCode::BAD_REQUEST,

@@ -32,9 +32,14 @@ use toolwire_telemetry::Network;
 
 impl Endpoint {
     /// `initialize`: opens a session and answers with its id.
-    pub(super) async fn initialize(&self, request: Request, principal: &Principal) -> Response {
+    pub(super) async fn initialize(
+        &self,
+        request: Request,
+        principal: &Principal,
+        network: Network,
+    ) -> Response {
         let (legacy, result) = match LegacySession::open(&self.server, request.params) {
-            Ok(opened) => opened,
+            Ok((legacy, result)) => (legacy.over(network), result),
             Err(error) => return error_reply(StatusCode::BAD_REQUEST, Some(request.id), error),
         };
         let session = match self.sessions.open(legacy, principal).await {

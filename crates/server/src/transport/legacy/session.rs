@@ -27,6 +27,8 @@ use crate::dispatch::{Reply, parse};
 use crate::server::Server;
 use crate::store::sessions::SessionRecord;
 use crate::telemetry;
+use std::time::Instant;
+use toolwire_telemetry::{Network, Side, record_session};
 
 /// Rounds of input one request may ask for before it is ended.
 const MAX_INPUT_ROUNDS: usize = 16;
@@ -41,6 +43,20 @@ pub(crate) struct LegacySession {
     log_level: Mutex<LoggingLevel>,
     subscribed: watch::Sender<HashSet<String>>,
     peers: PeerRequests,
+    /// When this instance opened the session (`None` for one taken over
+    /// from another instance) and over what, for the session duration
+    /// metric.
+    opened: Option<Instant>,
+    network: Network,
+}
+
+impl Drop for LegacySession {
+    fn drop(&mut self) {
+        if let Some(opened) = self.opened {
+            let duration = opened.elapsed();
+            record_session(Side::Server, duration, &self.version, self.network, None);
+        }
+    }
 }
 
 impl LegacySession {
@@ -79,6 +95,8 @@ impl LegacySession {
             log_level: Mutex::new(LoggingLevel::Debug),
             subscribed: watch::Sender::new(HashSet::new()),
             peers: PeerRequests::default(),
+            opened: Some(Instant::now()),
+            network: Network::default(),
         };
         Ok((session, result))
     }
@@ -93,7 +111,15 @@ impl LegacySession {
             log_level: Mutex::new(record.log_level),
             subscribed: watch::Sender::new(record.subscriptions.into_iter().collect()),
             peers: PeerRequests::default(),
+            opened: None,
+            network: Network::default(),
         }
+    }
+
+    /// The session travels over `network` (for telemetry).
+    pub(crate) fn over(mut self, network: Network) -> Self {
+        self.network = network;
+        self
     }
 
     /// The session's requests to its client carry ids starting with `tag`
