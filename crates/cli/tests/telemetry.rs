@@ -1,8 +1,9 @@
 //! OpenTelemetry from the real program: `toolwire call`, `toolwire serve
-//! --stdio` and `toolwire gateway` export to an OTLP/HTTP receiver started
-//! here (a small hyper server on 127.0.0.1:0, configured through the
-//! standard OTEL_* variables), and one trace runs from the client through
-//! the gateway to the upstream's tool.
+//! --stdio` and `toolwire gateway` export to an OTLP receiver started here
+//! (a small hyper server on 127.0.0.1:0 that takes OTLP/HTTP in JSON and
+//! protobuf, and OTLP/gRPC over h2c, configured through the standard OTEL_*
+//! variables), and one trace runs from the client through the gateway to
+//! the upstream's tool.
 
 mod support;
 
@@ -61,7 +62,8 @@ impl Receiver {
                         async move { Ok::<_, hyper::Error>(receive(request, &into).await) }
                     });
                     let io = hyper_util::rt::TokioIo::new(stream);
-                    let _ = hyper::server::conn::http1::Builder::new()
+                    let executor = hyper_util::rt::TokioExecutor::new();
+                    let _ = hyper_util::server::conn::auto::Builder::new(executor)
                         .serve_connection(io, service)
                         .await;
                 });
@@ -105,7 +107,7 @@ impl Receiver {
     }
 }
 
-async fn receive(request: Request<Incoming>, into: &Mutex<Received>) -> Response<Full<Bytes>> {
+async fn receive(request: Request<Incoming>, into: &Mutex<Received>) -> Response<Answer> {
     let path = request.uri().path().to_owned();
     let content_type = request
         .headers()
@@ -113,33 +115,26 @@ async fn receive(request: Request<Incoming>, into: &Mutex<Received>) -> Response
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
-    let body = request.into_body().collect().await.unwrap().to_bytes();
+    let mut body = request.into_body().collect().await.unwrap().to_bytes();
+    let grpc = content_type.starts_with("application/grpc");
+    if grpc {
+        // One uncompressed message: a zero flag byte and a 4-byte length.
+        assert_eq!(body[0], 0, "an uncompressed gRPC message");
+        body = body.slice(5..);
+    }
     let json = content_type.starts_with("application/json");
     let mut received = into.lock().unwrap();
     received.content_types.push(content_type.clone());
     match path.as_str() {
-        "/v1/traces" => {
+        "/v1/traces" | "/opentelemetry.proto.collector.trace.v1.TraceService/Export" => {
             let export: ExportTraceServiceRequest = if json {
                 serde_json::from_slice(&body).expect("OTLP JSON traces")
             } else {
                 ExportTraceServiceRequest::decode(body).expect("OTLP protobuf traces")
             };
-            for resource in export.resource_spans {
-                let service = resource
-                    .resource
-                    .iter()
-                    .flat_map(|r| &r.attributes)
-                    .find(|kv| kv.key == "service.name")
-                    .and_then(|kv| string_of(kv.value.as_ref()?))
-                    .unwrap_or_default();
-                for scope in resource.scope_spans {
-                    for span in scope.spans {
-                        received.spans.push((service.clone(), span));
-                    }
-                }
-            }
+            received.take_spans(export);
         }
-        "/v1/metrics" => {
+        "/v1/metrics" | "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export" => {
             let export: ExportMetricsServiceRequest = if json {
                 serde_json::from_slice(&body).expect("OTLP JSON metrics")
             } else {
@@ -155,7 +150,69 @@ async fn receive(request: Request<Incoming>, into: &Mutex<Received>) -> Response
         }
         other => panic!("unexpected OTLP path {other}"),
     }
-    Response::new(Full::new(Bytes::new()))
+    if grpc {
+        let mut response = Response::new(Answer::Grpc(0));
+        response
+            .headers_mut()
+            .insert("content-type", "application/grpc".parse().unwrap());
+        response
+    } else {
+        Response::new(Answer::Http(Full::new(Bytes::new())))
+    }
+}
+
+impl Received {
+    fn take_spans(&mut self, export: ExportTraceServiceRequest) {
+        for resource in export.resource_spans {
+            let service = resource
+                .resource
+                .iter()
+                .flat_map(|r| &r.attributes)
+                .find(|kv| kv.key == "service.name")
+                .and_then(|kv| string_of(kv.value.as_ref()?))
+                .unwrap_or_default();
+            for scope in resource.scope_spans {
+                for span in scope.spans {
+                    self.spans.push((service.clone(), span));
+                }
+            }
+        }
+    }
+}
+
+/// The receiver's reply: an empty HTTP body, or a gRPC success (an empty
+/// message, then the trailers that say `grpc-status: 0`).
+enum Answer {
+    Http(Full<Bytes>),
+    /// How many frames of the gRPC reply were sent.
+    Grpc(u8),
+}
+
+impl hyper::body::Body for Answer {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        use hyper::body::Frame;
+        match self.get_mut() {
+            Answer::Http(full) => std::pin::Pin::new(full).poll_frame(cx),
+            Answer::Grpc(sent) => {
+                *sent += 1;
+                std::task::Poll::Ready(match *sent {
+                    1 => Some(Ok(Frame::data(Bytes::from_static(&[0, 0, 0, 0, 0])))),
+                    2 => {
+                        let mut trailers = hyper::HeaderMap::new();
+                        trailers.insert("grpc-status", "0".parse().unwrap());
+                        Some(Ok(Frame::trailers(trailers)))
+                    }
+                    _ => None,
+                })
+            }
+        }
+    }
 }
 
 fn string_of(value: &opentelemetry_proto::tonic::common::v1::AnyValue) -> Option<String> {
@@ -357,5 +414,41 @@ fn one_trace_runs_from_the_client_through_the_gateway_to_the_upstream_in_protobu
             .content_types
             .iter()
             .all(|t| t == "application/x-protobuf")
+    );
+}
+
+#[test]
+fn the_exporters_also_speak_grpc() {
+    let receiver = Receiver::start();
+    let env = receiver.env("grpc");
+    let ran = run_with_env(
+        &[
+            "call",
+            "--json",
+            "--yes",
+            "echo",
+            "text=over grpc",
+            "--",
+            bin(),
+            "serve",
+            "--stdio",
+        ],
+        "",
+        &with_env(&env),
+    );
+    ran.expect_code(0);
+    receiver.wait_for("client and server spans over gRPC", |r| {
+        has(r, "toolwire", "tools/call echo", SpanKind::Client)
+            && has(r, "toolwire", "tools/call echo", SpanKind::Server)
+            && r.metrics
+                .iter()
+                .any(|m| m == "mcp.server.operation.duration")
+    });
+    let received = receiver.received.lock().unwrap();
+    assert!(
+        received
+            .content_types
+            .iter()
+            .all(|t| t.starts_with("application/grpc"))
     );
 }
