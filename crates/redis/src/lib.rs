@@ -17,7 +17,9 @@
 //!   `DELETE` and expiry hold everywhere.
 //! * [`RedisTaskStore`] ([`TaskStore`](toolwire_server::TaskStore)): the
 //!   Tasks extension's table, so that `tasks/get`, `tasks/update` and
-//!   `tasks/cancel` work on any instance, the per-principal cap holds
+//!   `tasks/cancel` work on any instance, a `subscriptions/listen` stream
+//!   on any instance hears the `notifications/tasks` of a task running on
+//!   another (changes travel over pub/sub), the per-principal cap holds
 //!   across all, and a task whose worker's instance died ends `failed`
 //!   once its lease runs out.
 //! * [`RedisFlag`]: a named on/off switch that any instance toggles
