@@ -34,6 +34,10 @@ use toolwire_server::{InputRequired, RequestContext, ToolError};
 pub(crate) const PARK_FOR: Duration = Duration::from_secs(600);
 /// How many calls may wait for input at once.
 pub(crate) const MAX_PARKED: usize = 1024;
+/// How long an input request of a cancelled call stays unanswered, so that
+/// the upstream client sees the cancellation first (and, for an upstream
+/// task, sends `tasks/cancel`) rather than a failed answer.
+const CANCELLED_ANSWER_AFTER: Duration = Duration::from_secs(1);
 
 /// The answer to one upstream input request.
 type Answer = Result<Value, BoxError>;
@@ -81,10 +85,11 @@ impl<T: Send + 'static> UpstreamCall<T> {
     {
         let cancel = CancellationToken::new();
         let (ask_tx, asks) = mpsc::unbounded_channel();
+        let asking = cancel.clone();
         let mut options = RequestOptions::new()
             .cancel_on(cancel.clone())
             .client_capabilities(cx.client_capabilities().clone())
-            .on_input(move |request, _| ask_downstream(ask_tx.clone(), request));
+            .on_input(move |request, _| ask_downstream(ask_tx.clone(), request, asking.clone()));
         let mut progress = None;
         if cx.wants_progress() {
             let (progress_tx, receiver) = mpsc::unbounded_channel();
@@ -211,14 +216,25 @@ pub(crate) async fn run_round<T: Send + 'static>(
 }
 
 /// Hands an upstream input request to the forwarding handler and waits
-/// for the downstream client's answer.
-async fn ask_downstream(asks: mpsc::UnboundedSender<Asked>, request: InputRequest) -> Answer {
+/// for the downstream client's answer. Once the call is cancelled the
+/// answer fails only after [`CANCELLED_ANSWER_AFTER`]: the client's own
+/// cancellation wins (for an upstream task it sends `tasks/cancel`).
+async fn ask_downstream(
+    asks: mpsc::UnboundedSender<Asked>,
+    request: InputRequest,
+    cancel: CancellationToken,
+) -> Answer {
     let (reply, answer) = oneshot::channel();
     asks.send(Asked { request, reply })
         .map_err(|_| "the downstream call has ended")?;
-    answer
-        .await
-        .map_err(|_| "the downstream client did not answer")?
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => {
+            tokio::time::sleep(CANCELLED_ANSWER_AFTER).await;
+            Err("the call was cancelled".into())
+        }
+        answer = answer => answer.map_err(|_| "the downstream client did not answer")?,
+    }
 }
 
 /// Whether a client that declared `capabilities` can answer `request`.
