@@ -289,6 +289,18 @@ pub(crate) struct ParkedRequests {
     pub(crate) reads: Parked<Fetched<ReadResourceResult>>,
 }
 
+impl ParkedRequests {
+    /// Releases the call a gateway task waited for input with, given the
+    /// task's handler state (the [`Resume`] its handler kept): used once
+    /// the task has ended without running its handler again (cancelled or
+    /// failed while it waited).
+    pub(crate) fn release_call(&self, handler_state: &Value) {
+        if let Ok(resume) = Resume::deserialize(handler_state) {
+            self.calls.release(&resume.call);
+        }
+    }
+}
+
 impl<T: Send + 'static> std::fmt::Debug for Parked<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let waiting = self.calls.lock().map(|c| c.len()).unwrap_or_default();
@@ -346,6 +358,13 @@ impl<T: Send + 'static> Parked<T> {
         };
         let _ = waiting.reply.send(answer);
         Ok(waiting.call)
+    }
+
+    /// Drops the request parked under `id`, if one is: it is cancelled
+    /// upstream (see [`UpstreamCall`]'s `Drop`).
+    fn release(&self, id: &str) {
+        let waiting = self.lock().remove(id);
+        drop(waiting);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Waiting<T>>> {

@@ -6,7 +6,8 @@
 //! `structuredContent` against its output schema, results are sanitised,
 //! scopes and rate limits enforced, and a downstream cancellation cancels
 //! the upstream request. Input the upstream asks for goes to the client
-//! (see [`crate::bridge`]).
+//! (see [`crate::bridge`]). A client that declares the Tasks extension gets
+//! a task of the gateway's own for each call (see [`crate::tasks`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,7 +23,7 @@ use toolwire_server::protocol::{
 };
 use toolwire_server::{
     BoxFuture, Principal, PromptBuilder, ReadRequest, ReadResult, RequestContext, ResourceBuilder,
-    ResourceTemplateBuilder, ToolBuilder, ToolError, ToolOutput,
+    ResourceTemplateBuilder, TaskSupport, ToolBuilder, ToolError, ToolOutput,
 };
 
 use crate::audit::{AuditLog, AuditRecord};
@@ -30,7 +31,8 @@ use crate::bridge::{ParkedRequests, Round, UpstreamCall, run_round};
 use crate::config::UpstreamConfig;
 
 /// The downstream definition of an upstream tool: its name exposed, its
-/// schemas kept exactly, its handler forwarding the call.
+/// schemas kept exactly, its handler forwarding the call; run as a task of
+/// the gateway's when the request declares the Tasks extension.
 pub(crate) fn forwarding_tool(
     name: &str,
     tool: Tool,
@@ -38,10 +40,12 @@ pub(crate) fn forwarding_tool(
     scope: Option<String>,
     route: Arc<Route>,
 ) -> ToolBuilder {
-    let mut builder = ToolBuilder::new(name).raw_handler(tool.input_schema, move |args, cx| {
-        let route = Arc::clone(&route);
-        async move { route.call(args, cx).await }
-    });
+    let mut builder = ToolBuilder::new(name)
+        .task_support(TaskSupport::Optional)
+        .raw_handler(tool.input_schema, move |args, cx| {
+            let route = Arc::clone(&route);
+            async move { route.call(args, cx).await }
+        });
     if let Some(title) = tool.title {
         builder = builder.title(title);
     }

@@ -8,10 +8,12 @@ use tokio::sync::watch;
 use toolwire_client::Client;
 use toolwire_server::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 use toolwire_server::{
-    ChangeFeed, InMemoryRateLimits, RateLimitStore, Server, ServerBuilder, StateKey, TaskStore,
+    ChangeFeed, InMemoryRateLimits, InMemoryTaskStore, RateLimitStore, Server, ServerBuilder,
+    StateKey, TaskStore,
 };
 
 use crate::audit::AuditLog;
+use crate::bridge::ParkedRequests;
 use crate::config::{GatewayConfig, StartMode, UpstreamConfig};
 use crate::error::GatewayError;
 use crate::hints::ListHints;
@@ -19,6 +21,7 @@ use crate::pin::PinStore;
 use crate::rate_use::MeteredRateLimits;
 use crate::registry::{ExposedTool, Registry, WithheldTool};
 use crate::status::Health;
+use crate::tasks::TaskEnds;
 use crate::upstream::{UpstreamError, client_for};
 
 /// What one upstream lists.
@@ -177,15 +180,18 @@ impl Gateway {
                 .clone()
                 .unwrap_or_else(|| Arc::new(InMemoryRateLimits::new())),
         ));
+        // Calls waiting for input, shared by every route and watched by the
+        // task store (a task that ends while its call waits releases it).
+        let parked = Arc::new(ParkedRequests::default());
         let mut builder = stores
-            .apply(server_builder()?)
+            .apply(server_builder()?, &parked)
             .rate_limit_store(rate_limits.clone());
         if let Some(limit) = config.call_limit {
             builder = builder.tool_call_limit(limit);
         }
         let server = builder.build()?;
         let mut slots = Vec::new();
-        let mut registry = Registry::new(config, audit.clone(), pins.clone());
+        let mut registry = Registry::new(config, audit.clone(), pins.clone(), parked);
         for upstream in &config.upstreams {
             let (slot, error) = Slot::open(upstream, pins.as_deref());
             registry.set_failure(slots.len(), error);
@@ -454,7 +460,8 @@ pub struct SharedStores {
     pub rate_limits: Option<Arc<dyn RateLimitStore>>,
     /// Where `list_changed` travels between instances.
     pub change_feed: Option<Arc<dyn ChangeFeed>>,
-    /// Where the gateway's own tasks live, so that any instance answers
+    /// Where the gateway's own tasks live (a downstream client that declares
+    /// the Tasks extension gets them), so that any instance answers
     /// `tasks/get` for them.
     pub tasks: Option<Arc<dyn TaskStore>>,
 }
@@ -470,16 +477,18 @@ impl std::fmt::Debug for SharedStores {
 }
 
 impl SharedStores {
-    /// `builder` with the change feed and the task store (the rate limits go through
-    /// [`MeteredRateLimits`], set by [`Gateway::start_with`]).
-    fn apply(self, mut builder: ServerBuilder) -> ServerBuilder {
+    /// `builder` with the change feed and the task store (in memory when
+    /// unset), watched for tasks that end while their call waits in
+    /// `parked` (the rate limits go through [`MeteredRateLimits`], set by
+    /// [`Gateway::start_with`]).
+    fn apply(self, mut builder: ServerBuilder, parked: &Arc<ParkedRequests>) -> ServerBuilder {
         if let Some(feed) = self.change_feed {
             builder = builder.change_feed(feed);
         }
-        if let Some(tasks) = self.tasks {
-            builder = builder.task_store(tasks);
-        }
-        builder
+        let tasks = self
+            .tasks
+            .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));
+        builder.task_store(Arc::new(TaskEnds::new(tasks, Arc::clone(parked))))
     }
 }
 

@@ -6,8 +6,11 @@
 //! names, `<prefix><separator><tool>`. Policy sits in one place: allow and
 //! deny patterns, per-tool scopes and rate limits, argument and result
 //! checks against the upstream's schemas, sanitising, timeouts and
-//! cancellation, and one audit record per call. [`Gateway::reload`] takes a
-//! new configuration while serving (the CLI calls it on SIGHUP).
+//! cancellation, and one audit record per call. A client that declares the
+//! Tasks extension (`io.modelcontextprotocol/tasks`) gets a task of the
+//! gateway's own for each call, whatever the upstream does (`CONFIG.md`,
+//! "Tasks"). [`Gateway::reload`] takes a new configuration while serving
+//! (the CLI calls it on SIGHUP).
 //!
 //! What a web console shows comes from here too: [`Gateway::upstreams`]
 //! (each upstream's state), [`Gateway::tool_views`] (every tool, served or
@@ -76,6 +79,7 @@ mod registry;
 mod reload;
 pub mod scan;
 mod status;
+mod tasks;
 mod upstream;
 mod views;
 mod watch;

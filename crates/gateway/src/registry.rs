@@ -80,6 +80,7 @@ impl Registry {
         config: &GatewayConfig,
         audit: Option<Arc<AuditLog>>,
         pins: Option<Arc<PinStore>>,
+        parked: Arc<ParkedRequests>,
     ) -> Registry {
         let count = config.upstreams.len();
         Registry {
@@ -93,7 +94,7 @@ impl Registry {
             templates: Catalog::new(count),
             withheld: (0..count).map(|_| Vec::new()).collect(),
             failures: vec![None; count],
-            parked: Arc::default(),
+            parked,
             hints: vec![ListHints::default(); count],
         }
     }
