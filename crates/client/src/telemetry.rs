@@ -120,17 +120,10 @@ fn outcome(done: &Result<JsonObject, Error>) -> Outcome {
     }
 }
 
-/// Streamable HTTP, its version not known to the client.
-pub(crate) const HTTP: Network = Network {
-    transport: "tcp",
-    protocol_name: Some("http"),
-    protocol_version: None,
-};
-
 fn network(kind: TransportKind) -> Network {
     match kind {
-        TransportKind::Stdio => Network::STDIO,
-        TransportKind::Http => HTTP,
+        TransportKind::Stdio => Network::Pipe,
+        TransportKind::Http => Network::Http,
     }
 }
 

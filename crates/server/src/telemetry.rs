@@ -14,7 +14,6 @@ use toolwire_telemetry::{Operation, Outcome, Side, Started, TraceHeaders};
 use tracing::Instrument;
 
 use crate::context::RequestEnv;
-use crate::dispatch::{Answer, Reply};
 
 /// The few members of a request's params the span needs: read only when
 /// telemetry is on, never the arguments.
@@ -105,20 +104,6 @@ pub(crate) fn id_text(id: &RequestId) -> String {
     }
 }
 
-/// How a reply ends its request.
-pub(crate) fn reply_outcome(reply: &Reply) -> Outcome {
-    match reply {
-        Reply::Message(message) => message_outcome(message),
-        Reply::Answer(_, Answer::ToolResult(result)) if result.is_error == Some(true) => {
-            Outcome::ToolError
-        }
-        Reply::Answer(_, Answer::Object(object)) if is_error(object.get("isError")) => {
-            Outcome::ToolError
-        }
-        Reply::Answer(..) | Reply::Listening(_) => Outcome::Ok,
-    }
-}
-
 /// How a response message ends its request.
 pub(crate) fn message_outcome(message: &Message) -> Outcome {
     match message {
@@ -128,6 +113,6 @@ pub(crate) fn message_outcome(message: &Message) -> Outcome {
     }
 }
 
-fn is_error(value: Option<&serde_json::Value>) -> bool {
+pub(crate) fn is_error(value: Option<&serde_json::Value>) -> bool {
     value.and_then(serde_json::Value::as_bool) == Some(true)
 }

@@ -17,7 +17,7 @@
 //! let operation = Operation::new(Side::Server, "tools/call")
 //!     .target(Some("echo"))
 //!     .request_id(Some("7".into()))
-//!     .network(Network::HTTP1);
+//!     .network(Network::Http11);
 //! let started = operation.start(None);
 //! started.finish(Outcome::Ok);
 //! ```

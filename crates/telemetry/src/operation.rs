@@ -31,50 +31,66 @@ impl Side {
 }
 
 /// How the request travelled: `network.transport` and, over HTTP,
-/// `network.protocol.name` / `network.protocol.version`.
+/// `network.protocol.name` / `network.protocol.version`. One byte, so that
+/// carrying it with every request costs nothing.
 ///
 /// ```
 /// use toolwire_telemetry::Network;
-/// assert_eq!(Network::STDIO.transport, "pipe");
-/// assert_eq!(Network::http("2").protocol_version, Some("2"));
+/// assert_eq!(Network::Pipe.transport(), Some("pipe"));
+/// assert_eq!(Network::Http2.protocol_version(), Some("2"));
+/// assert_eq!(Network::Http.protocol_version(), None);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Network {
-    /// `pipe` or `tcp`; empty when unknown (the attribute is left out).
-    pub transport: &'static str,
-    /// `http`, over Streamable HTTP.
-    pub protocol_name: Option<&'static str>,
-    /// `1.1` or `2`.
-    pub protocol_version: Option<&'static str>,
+pub enum Network {
+    /// Not stated (no attribute is recorded).
+    #[default]
+    Unknown,
+    /// A stdio transport.
+    Pipe,
+    /// Streamable HTTP, the version not known (a client before it connects).
+    Http,
+    /// Streamable HTTP over HTTP/1.0.
+    Http10,
+    /// Streamable HTTP over HTTP/1.1.
+    Http11,
+    /// Streamable HTTP over HTTP/2.
+    Http2,
 }
 
 impl Network {
-    /// A stdio transport.
-    pub const STDIO: Network = Network {
-        transport: "pipe",
-        protocol_name: None,
-        protocol_version: None,
-    };
-    /// Streamable HTTP over HTTP/1.1.
-    pub const HTTP1: Network = Network::http("1.1");
-    /// Streamable HTTP over HTTP/2.
-    pub const HTTP2: Network = Network::http("2");
-
-    /// Streamable HTTP in this HTTP version.
-    pub const fn http(version: &'static str) -> Network {
-        Network {
-            transport: "tcp",
-            protocol_name: Some("http"),
-            protocol_version: Some(version),
+    /// `network.transport`: `pipe` or `tcp`.
+    pub fn transport(self) -> Option<&'static str> {
+        match self {
+            Network::Unknown => None,
+            Network::Pipe => Some("pipe"),
+            _ => Some("tcp"),
         }
     }
 
-    fn attributes(&self) -> impl Iterator<Item = KeyValue> {
-        let transport = (!self.transport.is_empty()).then_some((NETWORK_TRANSPORT, self.transport));
+    /// `network.protocol.name`: `http` over Streamable HTTP.
+    pub fn protocol_name(self) -> Option<&'static str> {
+        match self {
+            Network::Unknown | Network::Pipe => None,
+            _ => Some("http"),
+        }
+    }
+
+    /// `network.protocol.version`: `1.0`, `1.1` or `2`.
+    pub fn protocol_version(self) -> Option<&'static str> {
+        match self {
+            Network::Http10 => Some("1.0"),
+            Network::Http11 => Some("1.1"),
+            Network::Http2 => Some("2"),
+            _ => None,
+        }
+    }
+
+    fn attributes(self) -> impl Iterator<Item = KeyValue> {
         [
-            transport,
-            self.protocol_name.map(|v| (NETWORK_PROTOCOL_NAME, v)),
-            self.protocol_version.map(|v| (NETWORK_PROTOCOL_VERSION, v)),
+            self.transport().map(|v| (NETWORK_TRANSPORT, v)),
+            self.protocol_name().map(|v| (NETWORK_PROTOCOL_NAME, v)),
+            self.protocol_version()
+                .map(|v| (NETWORK_PROTOCOL_VERSION, v)),
         ]
         .into_iter()
         .flatten()
@@ -220,15 +236,12 @@ impl<'a> Operation<'a> {
             gen_ai.prompt.name = Empty,
             gen_ai.operation.name = Empty,
             jsonrpc.request.id = self.request_id.as_deref(),
-            network.transport = Empty,
-            network.protocol.name = self.network.protocol_name,
-            network.protocol.version = self.network.protocol_version,
+            network.transport = self.network.transport(),
+            network.protocol.name = self.network.protocol_name(),
+            network.protocol.version = self.network.protocol_version(),
             error.type = Empty,
             rpc.response.status_code = Empty,
         );
-        if !self.network.transport.is_empty() {
-            span.record(NETWORK_TRANSPORT, self.network.transport);
-        }
         match (self.method, self.target) {
             ("tools/call", Some(tool)) => {
                 span.record(GEN_AI_TOOL_NAME, tool);
@@ -342,7 +355,7 @@ pub fn detached_tool_span(tool: &str) -> tracing::Span {
 /// ```
 /// use std::time::Duration;
 /// use toolwire_telemetry::{Network, Side, record_session};
-/// record_session(Side::Server, Duration::from_secs(3), "2025-11-25", Network::HTTP1, None);
+/// record_session(Side::Server, Duration::from_secs(3), "2025-11-25", Network::Http11, None);
 /// ```
 pub fn record_session(
     side: Side,

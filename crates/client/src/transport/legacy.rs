@@ -624,7 +624,7 @@ mod tests {
             "serverInfo": {"name": "s", "version": "1"}
         }))
         .unwrap();
-        let session = LegacySession::new(init, toolwire_telemetry::Network::STDIO);
+        let session = LegacySession::new(init, toolwire_telemetry::Network::Pipe);
         let listen = Request::new(
             9,
             "subscriptions/listen",

@@ -83,7 +83,7 @@ impl Server {
             // Boxed: the untraced path keeps its future's size.
             let started = telemetry::start(&request, &env, None);
             let serve = self.reply_untraced(request, env);
-            return Box::pin(telemetry::traced(started, serve, telemetry::reply_outcome)).await;
+            return Box::pin(telemetry::traced(started, serve, Reply::outcome)).await;
         }
         self.reply_untraced(request, env).await
     }

@@ -8,6 +8,8 @@ use super::listen::Listening;
 use crate::context::encode::{encode_message, encode_result, write_json};
 use crate::features::listing::Listing;
 use crate::security::sanitize::{Invisible, SanitizeReport, scrub_json_tail, scrub_value};
+use crate::telemetry;
+use toolwire_telemetry::Outcome;
 
 /// What the dispatcher produced for a request that succeeded.
 pub(crate) enum Answer {
@@ -75,6 +77,22 @@ impl Reply {
                 Message::Result(ResultResponse::new(id, answer.into_object()))
             }
             Reply::Listening(listening) => listening.not_streamed(),
+        }
+    }
+
+    /// How the reply ends its request, for telemetry.
+    pub(crate) fn outcome(&self) -> Outcome {
+        match self {
+            Reply::Message(message) => telemetry::message_outcome(message),
+            Reply::Answer(_, Answer::ToolResult(result)) if result.is_error == Some(true) => {
+                Outcome::ToolError
+            }
+            Reply::Answer(_, Answer::Object(object))
+                if telemetry::is_error(object.get("isError")) =>
+            {
+                Outcome::ToolError
+            }
+            Reply::Answer(..) | Reply::Listening(_) => Outcome::Ok,
         }
     }
 

@@ -331,7 +331,7 @@ impl Connection {
             .with_principal(self.config.principal.clone())
             .with_outbox(Outbox::encoding(self.out.clone(), encode_line))
             .with_cancel(cancel.clone())
-            .with_network(Network::STDIO);
+            .with_network(Network::Pipe);
         let session = self.legacy.clone().filter(|_| !is_modern(&request));
         let mut serving = Box::pin(serve_line(self.server.clone(), session, request, env));
         let permit = self.permit(is_listen);
@@ -486,7 +486,7 @@ fn initialize(server: &Server, request: Request) -> (Message, Option<Arc<LegacyS
                 _ => Default::default(),
             };
             let reply = Message::Result(toolwire_protocol::ResultResponse::new(request.id, result));
-            (reply, Some(Arc::new(session.over(Network::STDIO))))
+            (reply, Some(Arc::new(session.over(Network::Pipe))))
         }
         Err(error) => (
             Message::Error(ErrorResponse::new(Some(request.id), error)),

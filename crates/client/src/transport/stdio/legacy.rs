@@ -72,7 +72,7 @@ pub(super) async fn handshake(
     })??;
     let session = Arc::new(LegacySession::new(
         accept_initialize(reply)?,
-        toolwire_telemetry::Network::STDIO,
+        toolwire_telemetry::Network::Pipe,
     ));
     link.write(&Message::Notification(initialized_notification()))?;
     tracing::info!(

@@ -473,8 +473,8 @@ async fn read_body_within(
 /// The telemetry attributes of a request that came over this HTTP version.
 pub(super) fn network_of(version: http::Version) -> Network {
     match version {
-        http::Version::HTTP_2 => Network::HTTP2,
-        http::Version::HTTP_10 => Network::http("1.0"),
-        _ => Network::HTTP1,
+        http::Version::HTTP_2 => Network::Http2,
+        http::Version::HTTP_10 => Network::Http10,
+        _ => Network::Http11,
     }
 }

@@ -85,7 +85,7 @@ impl HttpSession {
             id,
             endpoint,
             dead: AtomicBool::new(false),
-            state: LegacySession::new(init, crate::telemetry::HTTP),
+            state: LegacySession::new(init, toolwire_telemetry::Network::Http),
             get_stream: Mutex::new(None),
             pending: Mutex::new(HashMap::new()),
         }
