@@ -167,7 +167,8 @@ impl Endpoint {
             outbox: Some(Outbox::sink(Arc::clone(&log) as _)),
             cancel,
             network,
-            session_id: Some(Arc::from(session.id.as_str())),
+            // Copied only for telemetry: it costs an allocation.
+            session_id: toolwire_telemetry::enabled().then(|| Arc::from(session.id.as_str())),
         };
         let call = self.calls.enter();
         let running = run_request(
