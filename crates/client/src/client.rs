@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::time::{Instant, sleep_until};
 use toolwire_protocol::{
-    ClientCapabilities, DiscoverResult, JsonObject, Message, Request, RequestId, ResultType,
-    TASKS_EXTENSION, code,
+    ClientCapabilities, CreateTaskResult, DiscoverResult, JsonObject, Message, Request, RequestId,
+    ResultType, TASKS_EXTENSION, code,
 };
 
 use crate::cache::{Cache, CacheHints, Freshness};
@@ -279,10 +279,90 @@ impl Client {
                 .request_inputs
                 .register(id.clone(), Arc::clone(handler))
         });
-        let exchange = self
+        if options.cancel.is_some() && may_answer_with_task(method, options) {
+            let outgoing =
+                self.outgoing(id.clone(), method, params, options, param_headers, version);
+            return self
+                .exchange_minding_tasks(outgoing, id, options, policy, started)
+                .await;
+        }
+        let mut exchange = self
             .send_as(id.clone(), method, params, options, param_headers, version)
             .await?;
-        await_response(exchange, &id, options, policy, started).await
+        await_response(&mut exchange, &id, options, policy, started).await
+    }
+
+    /// [`Client::exchange`] for a cancellable `tools/call` that declared the
+    /// Tasks extension: the server may make a task before it hears of the
+    /// cancellation, and the caller would never see its id. So the request
+    /// is sent from a task of its own, which a cancellation does not drop,
+    /// and its answer is still read, in the background, to cancel the task
+    /// it may name.
+    async fn exchange_minding_tasks(
+        &self,
+        outgoing: OutgoingRequest,
+        id: RequestId,
+        options: &RequestOptions,
+        policy: TimeoutPolicy,
+        started: Instant,
+    ) -> Result<JsonObject, Error> {
+        let transport = Arc::clone(&self.inner.transport);
+        let mut sending = tokio::spawn(async move { transport.send(outgoing).await });
+        let sent = tokio::select! {
+            sent = &mut sending => sent,
+            _ = tokio::time::sleep(policy.timeout) => {
+                sending.abort();
+                return Err(Error::Timeout(policy.timeout));
+            }
+            _ = cancelled(options) => {
+                self.cancel_late_task(async move { sending.await.ok()?.ok() }, id);
+                return Err(Error::Cancelled);
+            }
+        };
+        let mut exchange = match sent {
+            Ok(exchange) => exchange?,
+            Err(_) => return Err(TransportError::Closed(" (sending failed)".into()).into()),
+        };
+        let answer = await_response(&mut exchange, &id, options, policy, started).await;
+        if matches!(answer, Err(Error::Cancelled)) {
+            self.cancel_late_task(async move { Some(exchange) }, id);
+        }
+        answer
+    }
+
+    /// Reads the answer `exchange` brings (for at most [`LATE_TASK_WAIT`]),
+    /// in the background, and cancels the task it names, if any.
+    fn cancel_late_task(
+        &self,
+        exchange: impl Future<Output = Option<Exchange>> + Send + 'static,
+        id: RequestId,
+    ) {
+        let client = self.clone();
+        tokio::spawn(async move {
+            let response = async {
+                let mut exchange = exchange.await?;
+                loop {
+                    match exchange.next().await? {
+                        Ok(Message::Result(response)) if response.id == id => {
+                            return Some(response.result);
+                        }
+                        Ok(Message::Error(_)) | Err(_) => return None,
+                        Ok(_) => {}
+                    }
+                }
+            };
+            let Ok(Some(result)) = tokio::time::timeout(LATE_TASK_WAIT, response).await else {
+                return;
+            };
+            let Ok(created) = serde_json::from_value::<CreateTaskResult>(Value::Object(result))
+            else {
+                return;
+            };
+            let task = client.task(created.task.task_id);
+            if let Err(error) = task.cancel().await {
+                tracing::warn!(task = %task.id(), %error, "tasks/cancel of a task made after its call was cancelled failed");
+            }
+        });
     }
 
     /// Builds and sends a request; returns its exchange and id.
@@ -311,11 +391,7 @@ impl Client {
         param_headers: &[(String, String)],
         version: &str,
     ) -> Result<Exchange, Error> {
-        let request = self.build_request(id, method, params, options, version);
-        let outgoing = OutgoingRequest {
-            request,
-            param_headers: param_headers.to_vec(),
-        };
+        let outgoing = self.outgoing(id, method, params, options, param_headers, version);
         let policy = self.inner.timeouts.for_request(options);
         let send = self.inner.transport.send(outgoing);
         let exchange = tokio::select! {
@@ -324,6 +400,22 @@ impl Client {
             _ = cancelled(options) => return Err(Error::Cancelled),
         };
         Ok(exchange)
+    }
+
+    /// The request to send, with its mirrored headers.
+    fn outgoing(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: &JsonObject,
+        options: &RequestOptions,
+        param_headers: &[(String, String)],
+        version: &str,
+    ) -> OutgoingRequest {
+        OutgoingRequest {
+            request: self.build_request(id, method, params, options, version),
+            param_headers: param_headers.to_vec(),
+        }
     }
 
     /// The one place `_meta` is built.
@@ -439,8 +531,22 @@ impl Client {
 /// Waits for the response to request `id`, passing notifications to the
 /// sink. Times out after the idle timeout (restarted by progress when so
 /// configured) or the hard maximum, whichever comes first.
+/// How long a cancelled call's response is still awaited for the id of a
+/// task the server may have made meanwhile.
+const LATE_TASK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// True for a `tools/call` that declared the Tasks extension: its answer
+/// may be a task.
+fn may_answer_with_task(method: &str, options: &RequestOptions) -> bool {
+    method == "tools/call"
+        && options
+            .capabilities
+            .as_ref()
+            .is_some_and(|c| c.declares_extension(TASKS_EXTENSION))
+}
+
 async fn await_response(
-    mut exchange: Exchange,
+    exchange: &mut Exchange,
     id: &RequestId,
     options: &RequestOptions,
     policy: TimeoutPolicy,
