@@ -417,3 +417,48 @@ async fn tasks_work_over_stdio() {
     assert_eq!(status, "completed");
     stdio.close().await;
 }
+
+#[tokio::test]
+async fn a_listener_hears_a_task_change_once_not_at_every_lease_renewal() {
+    // A 30 ms lease is renewed every 10 ms while the task runs: each
+    // renewal is a store update, none of them a change the client can see.
+    let server = builder(Arc::default())
+        .task_lease(Duration::from_millis(30))
+        .build()
+        .unwrap();
+    let mut stdio = common::ServedStdio::start(server);
+    stdio.send(&call("slow", json!({}), true)).await;
+    let id = stdio.next().await["result"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let listen = request(
+        5,
+        "subscriptions/listen",
+        json!({"notifications": {"taskIds": [id]}}),
+        true,
+    );
+    stdio.send(&listen).await;
+    let ack = stdio.next().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stdio
+        .send(&task_request("tasks/cancel", &id, json!({})))
+        .await;
+    let mut statuses = Vec::new();
+    while statuses.last().map(String::as_str) != Some("cancelled") {
+        let message = stdio.next().await;
+        if message["method"] == "notifications/tasks" {
+            assert_eq!(message["params"]["taskId"], id.as_str());
+            statuses.push(message["params"]["status"].as_str().unwrap().to_owned());
+        }
+    }
+    assert!(
+        statuses == ["cancelled"] || statuses == ["working", "cancelled"],
+        "{statuses:?}"
+    );
+    stdio.close().await;
+}

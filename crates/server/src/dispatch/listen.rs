@@ -2,13 +2,15 @@
 //! of notifications, ended by the client (cancel / disconnect) or by a
 //! graceful server shutdown (a completion result).
 
+use std::collections::HashMap;
+
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{
-    ErrorObject, ErrorResponse, JsonObject, METHOD_TASKS_NOTIFICATION, Message, Notification,
-    RequestId, ResultResponse, SubscriptionFilter, SubscriptionsListenRequestParams,
+    DetailedTask, ErrorObject, ErrorResponse, JsonObject, METHOD_TASKS_NOTIFICATION, Message,
+    Notification, RequestId, ResultResponse, SubscriptionFilter, SubscriptionsListenRequestParams,
     TASKS_EXTENSION, keys,
 };
 
@@ -105,7 +107,7 @@ impl Server {
                 .map(|uris| uris.into_iter().collect()),
         };
         let tasks = match &task_ids {
-            Some(ids) => inner.task_store.watch(ids.clone()),
+            Some(ids) => only_changed(inner.task_store.watch(ids.clone())),
             None => futures::stream::pending().boxed(),
         };
         let honoured = SubscriptionFilter {
@@ -225,6 +227,23 @@ fn change_notification(id: &RequestId, change: Change) -> Message {
             notification(id, "notifications/resources/updated", json!({"uri": uri}))
         }
     }
+}
+
+/// The records of `watched` whose public view differs from the last one
+/// passed on for that task: a store update the client cannot see (a lease
+/// renewed, the audit mark) is not worth a notification.
+fn only_changed(watched: BoxStream<'static, TaskRecord>) -> BoxStream<'static, TaskRecord> {
+    let mut last_seen: HashMap<String, DetailedTask> = HashMap::new();
+    watched
+        .filter_map(move |record| {
+            let view = record.detailed();
+            let changed = last_seen.get(&record.id) != Some(&view);
+            if changed {
+                last_seen.insert(record.id.clone(), view);
+            }
+            std::future::ready(changed.then_some(record))
+        })
+        .boxed()
 }
 
 /// `notifications/tasks`: the task as `tasks/get` would show it now.
