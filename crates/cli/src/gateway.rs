@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
-use toolwire::server::http::{DEFAULT_DRAIN_TIMEOUT, HttpConfig, HttpServer, health_routes};
+use toolwire::server::http::{DEFAULT_DRAIN_TIMEOUT, HttpConfig, HttpServer, health_routes_for};
 use toolwire_console::ConsoleConfig;
 use toolwire_gateway::config::{
     AuditTarget, GatewayConfig, Listen, RedisTarget, StartMode, TokenConfig, UpstreamConfig,
@@ -343,8 +343,9 @@ async fn serve(
 /// upstream is up (or waiting for its lazy start) and Redis, when
 /// configured, answers.
 fn health(gateway: &Gateway, redis: Option<RedisConnection>) -> axum::Router {
+    let server = gateway.server().clone();
     let gateway = gateway.clone();
-    health_routes(move || {
+    health_routes_for(&server, move || {
         let mut not_ready = upstreams_not_ready(&gateway);
         let redis = redis.clone();
         async move {

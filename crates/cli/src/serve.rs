@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use toolwire::server::auth::{AuthConfig, StaticTokens};
 use toolwire::server::http::{
-    DEFAULT_DRAIN_TIMEOUT, HttpConfig, HttpServer, TlsConfig, health_routes,
+    DEFAULT_DRAIN_TIMEOUT, HttpConfig, HttpServer, TlsConfig, health_routes_for,
 };
 use toolwire::server::stdio::StdioConfig;
 use toolwire::server::{Principal, RateLimit, StateKey};
@@ -314,12 +314,13 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         for host in &args.allow_host {
             config = config.allow_host(host);
         }
+        let health = args.health.then(|| server.clone());
         let mut http = HttpServer::from_listener(listener, server, config)
             .map_err(|e| bind_failure(addr, e))?
             .drain_timeout(drain_timeout);
-        if args.health {
+        if let Some(server) = health {
             let redis = redis.clone();
-            http = http.with_routes(health_routes(move || {
+            http = http.with_routes(health_routes_for(&server, move || {
                 let redis = redis.clone();
                 async move { redis_not_ready(redis.as_ref()).await.into_iter().collect() }
             }));

@@ -188,6 +188,19 @@ impl Server {
         self.inner.shutdown.cancel();
     }
 
+    /// True once [`Server::shutdown`] has been called (a graceful stop
+    /// has begun): a readiness check reports the server draining.
+    ///
+    /// ```
+    /// let server = toolwire_server::Server::builder("demo", "1").build().unwrap();
+    /// assert!(!server.is_stopping());
+    /// server.shutdown();
+    /// assert!(server.is_stopping());
+    /// ```
+    pub fn is_stopping(&self) -> bool {
+        self.inner.shutdown.is_cancelled()
+    }
+
     /// Completes once [`Server::shutdown`] has been called: a stream of
     /// one's own served beside the endpoint (an admin page's live feed,
     /// say) ends with it, so that a graceful stop does not wait for it.

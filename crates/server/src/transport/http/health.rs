@@ -61,6 +61,30 @@ where
         )
 }
 
+/// [`health_routes`] for `server`: once its graceful stop has begun
+/// ([`Server::is_stopping`](crate::Server::is_stopping)) `/readyz` answers
+/// 503 with `draining` first, so that a balancer still holding a connection
+/// stops sending new calls.
+pub fn health_routes_for<F, Fut>(server: &crate::Server, not_ready: F) -> Router
+where
+    F: Fn() -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Vec<String>> + Send + 'static,
+{
+    let server = server.clone();
+    health_routes(move || {
+        let stopping = server.is_stopping();
+        let rest = not_ready();
+        async move {
+            let mut lines = Vec::new();
+            if stopping {
+                lines.push("draining".to_owned());
+            }
+            lines.extend(rest.await);
+            lines
+        }
+    })
+}
+
 /// The `/readyz` reply for what is not ready.
 fn readiness(not_ready: Vec<String>) -> Response {
     let (status, body) = if not_ready.is_empty() {
@@ -136,5 +160,21 @@ mod tests {
             )
         );
         assert_eq!(get(down, "/healthz").await.0, StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn a_stopping_server_is_not_ready_draining_first() {
+        let server = crate::Server::builder("health", "1").build().unwrap();
+        let routes = health_routes_for(&server, || async { vec!["redis down".to_owned()] });
+        let (status, _, body) = get(routes.clone(), "/readyz").await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body, r#"{"status":"not ready","notReady":["redis down"]}"#);
+        server.shutdown();
+        let (status, _, body) = get(routes, "/readyz").await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            body,
+            r#"{"status":"not ready","notReady":["draining","redis down"]}"#
+        );
     }
 }

@@ -104,7 +104,7 @@ pub use self::config::{
     DEFAULT_SSE_KEEP_ALIVE, HttpConfig, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
 };
 use self::endpoint::{Endpoint, handle};
-pub use self::health::{HEALTHZ_PATH, READYZ_PATH, health_routes};
+pub use self::health::{HEALTHZ_PATH, READYZ_PATH, health_routes, health_routes_for};
 pub use self::sessions::SessionTable;
 pub use self::tls::{TlsConfig, TlsError};
 pub use crate::transport::drain::DEFAULT_DRAIN_TIMEOUT;
