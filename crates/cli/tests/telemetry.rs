@@ -248,6 +248,24 @@ fn has(received: &Received, service: &str, name: &str, kind: SpanKind) -> bool {
         .any(|(s, span)| s == service && span.name == name && span.kind == kind as i32)
 }
 
+/// `toolwire call echo ARGUMENT -- toolwire serve --stdio`, both exporting
+/// to `receiver` in `protocol`; the call must succeed.
+fn call_over_stdio(receiver: &Receiver, protocol: &'static str, argument: &str) {
+    let env = receiver.env(protocol);
+    let args = [
+        "call",
+        "--json",
+        "--yes",
+        "echo",
+        argument,
+        "--",
+        bin(),
+        "serve",
+        "--stdio",
+    ];
+    run_with_env(&args, "", &with_env(&env)).expect_code(0);
+}
+
 fn with_env<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
     env.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
@@ -255,23 +273,7 @@ fn with_env<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
 #[test]
 fn a_call_over_stdio_is_one_trace_across_two_processes_sent_as_otlp_json() {
     let receiver = Receiver::start();
-    let env = receiver.env("http/json");
-    let ran = run_with_env(
-        &[
-            "call",
-            "--json",
-            "--yes",
-            "echo",
-            "text=a-secret-argument",
-            "--",
-            bin(),
-            "serve",
-            "--stdio",
-        ],
-        "",
-        &with_env(&env),
-    );
-    ran.expect_code(0);
+    call_over_stdio(&receiver, "http/json", "text=a-secret-argument");
     receiver.wait_for("client and server spans", |r| {
         has(r, "toolwire", "tools/call echo", SpanKind::Client)
             && has(r, "toolwire", "tools/call echo", SpanKind::Server)
@@ -420,23 +422,7 @@ fn one_trace_runs_from_the_client_through_the_gateway_to_the_upstream_in_protobu
 #[test]
 fn the_exporters_also_speak_grpc() {
     let receiver = Receiver::start();
-    let env = receiver.env("grpc");
-    let ran = run_with_env(
-        &[
-            "call",
-            "--json",
-            "--yes",
-            "echo",
-            "text=over grpc",
-            "--",
-            bin(),
-            "serve",
-            "--stdio",
-        ],
-        "",
-        &with_env(&env),
-    );
-    ran.expect_code(0);
+    call_over_stdio(&receiver, "grpc", "text=over grpc");
     receiver.wait_for("client and server spans over gRPC", |r| {
         has(r, "toolwire", "tools/call echo", SpanKind::Client)
             && has(r, "toolwire", "tools/call echo", SpanKind::Server)

@@ -286,26 +286,52 @@ async fn the_duration_histograms_are_recorded_with_their_attributes() {
         .call_tool("echo", json!({"text": "measured"}))
         .await
         .unwrap();
-    // The server records after writing its response; give it a moment.
-    let mut found = (false, false);
+    // The server records after writing its response: wait (bounded).
+    let echo_call = |attributes: &[&KeyValue]| {
+        has(attributes, "mcp.method.name", "tools/call")
+            && has(attributes, "gen_ai.tool.name", "echo")
+            && has(attributes, "network.transport", "tcp")
+            && !attributes
+                .iter()
+                .any(|kv| kv.key.as_str() == "jsonrpc.request.id")
+    };
+    let names = [
+        "mcp.server.operation.duration",
+        "mcp.client.operation.duration",
+    ];
+    assert!(
+        histograms_have(caught, &names, echo_call).await,
+        "{names:?}"
+    );
+}
+
+/// Waits (bounded) until each histogram of `names` has a point whose
+/// attributes satisfy `matches`.
+async fn histograms_have(
+    caught: &Caught,
+    names: &[&str],
+    matches: impl Fn(&[&KeyValue]) -> bool,
+) -> bool {
     for _ in 0..100 {
         caught.meters.force_flush().unwrap();
         let exported = caught.metrics.get_finished_metrics().unwrap();
-        found = (
-            has_point(&exported, "mcp.server.operation.duration"),
-            has_point(&exported, "mcp.client.operation.duration"),
-        );
-        if found == (true, true) {
-            break;
+        if names
+            .iter()
+            .all(|name| has_point(&exported, name, &matches))
+        {
+            return true;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(found, (true, true));
+    false
 }
 
-/// True when `name` has a histogram point for a `tools/call` of `echo`
-/// (and no request id among its attributes: they are per request).
-fn has_point(exported: &[opentelemetry_sdk::metrics::data::ResourceMetrics], name: &str) -> bool {
+/// True when histogram `name` has a point whose attributes satisfy `matches`.
+fn has_point(
+    exported: &[opentelemetry_sdk::metrics::data::ResourceMetrics],
+    name: &str,
+    matches: &impl Fn(&[&KeyValue]) -> bool,
+) -> bool {
     exported
         .iter()
         .flat_map(|r| r.scope_metrics())
@@ -317,20 +343,16 @@ fn has_point(exported: &[opentelemetry_sdk::metrics::data::ResourceMetrics], nam
             };
             histogram.data_points().any(|point| {
                 let attributes: Vec<&KeyValue> = point.attributes().collect();
-                let has = |key: &str, value: &str| {
-                    attributes
-                        .iter()
-                        .any(|kv| kv.key.as_str() == key && kv.value.as_str() == value)
-                };
-                point.count() >= 1
-                    && has("mcp.method.name", "tools/call")
-                    && has("gen_ai.tool.name", "echo")
-                    && has("network.transport", "tcp")
-                    && !attributes
-                        .iter()
-                        .any(|kv| kv.key.as_str() == "jsonrpc.request.id")
+                point.count() >= 1 && matches(&attributes)
             })
         })
+}
+
+/// True when `attributes` has `key` = `value`.
+fn has(attributes: &[&KeyValue], key: &str, value: &str) -> bool {
+    attributes
+        .iter()
+        .any(|kv| kv.key.as_str() == key && kv.value.as_str() == value)
 }
 
 /// No attribute or event of `spans` holds `value`.
@@ -453,39 +475,13 @@ async fn a_legacy_session_ending_records_its_duration_on_both_sides() {
     // Closing ends the session on the server too (DELETE).
     client.close().await;
     drop(client);
-    let mut found = (false, false);
-    for _ in 0..100 {
-        caught.meters.force_flush().unwrap();
-        let exported = caught.metrics.get_finished_metrics().unwrap();
-        found = (
-            has_session(&exported, "mcp.server.session.duration"),
-            has_session(&exported, "mcp.client.session.duration"),
-        );
-        if found == (true, true) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(found, (true, true));
-}
-
-/// True when `name` has a point of a 2025-11-25 session over HTTP.
-fn has_session(exported: &[opentelemetry_sdk::metrics::data::ResourceMetrics], name: &str) -> bool {
-    exported
-        .iter()
-        .flat_map(|r| r.scope_metrics())
-        .flat_map(|s| s.metrics())
-        .filter(|m| m.name() == name)
-        .any(|metric| {
-            let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
-                return false;
-            };
-            histogram.data_points().any(|point| {
-                point.attributes().any(|kv| {
-                    kv.key.as_str() == "mcp.protocol.version" && kv.value.as_str() == "2025-11-25"
-                }) && point
-                    .attributes()
-                    .any(|kv| kv.key.as_str() == "network.transport" && kv.value.as_str() == "tcp")
-            })
-        })
+    let legacy_over_http = |attributes: &[&KeyValue]| {
+        has(attributes, "mcp.protocol.version", "2025-11-25")
+            && has(attributes, "network.transport", "tcp")
+    };
+    let names = ["mcp.server.session.duration", "mcp.client.session.duration"];
+    assert!(
+        histograms_have(caught, &names, legacy_over_http).await,
+        "{names:?}"
+    );
 }
