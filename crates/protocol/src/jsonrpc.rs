@@ -331,8 +331,8 @@ impl RawMessage<'_> {
                 return Err(invalid(None, "id must be a string or an integer, not null"));
             }
             Some(text) => Some(
-                serde_json::from_str::<RequestId>(text)
-                    .map_err(|_| invalid(None, "id must be a string or an integer"))?,
+                request_id(text)
+                    .ok_or_else(|| invalid(None, "id must be a string or an integer"))?,
             ),
         };
         match self.jsonrpc.map(string_of) {
@@ -389,10 +389,25 @@ const MAX_DEPTH: usize = 128;
 
 /// True when arrays and objects in the JSON text `bytes` nest deeper than
 /// `limit` (brackets inside strings do not count).
+/// The number of `[` and `{` in `bytes`: the two differ only in bit 0x20,
+/// which no other byte shares with them, so one comparison finds both; the
+/// sum over 64 bytes at a time fits a byte, which lets it be vectorised.
+fn count_opening(bytes: &[u8]) -> usize {
+    bytes
+        .chunks(64)
+        .map(|chunk| {
+            let n = chunk
+                .iter()
+                .fold(0u8, |n, &b| n.wrapping_add(u8::from(b | 0x20 == b'{')));
+            usize::from(n)
+        })
+        .sum()
+}
+
 fn nested_deeper_than(bytes: &[u8], limit: usize) -> bool {
     // Fewer opening brackets than the limit cannot nest deeper: the usual
     // case, counted without following strings.
-    let opening = bytes.iter().filter(|b| matches!(b, b'[' | b'{')).count();
+    let opening = count_opening(bytes);
     if opening <= limit {
         return false;
     }
@@ -432,9 +447,38 @@ fn present_text<'de, D: Deserializer<'de>>(
 /// The string a JSON text holds, when it is a string.
 fn string_of(text: &RawValue) -> Option<std::borrow::Cow<'_, str>> {
     let text = text.get();
-    text.starts_with('"')
-        .then(|| serde_json::from_str(text).ok())
-        .flatten()
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    // Valid JSON text: a string without a backslash is its own value.
+    if !inner.contains('\\') {
+        return Some(std::borrow::Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<String>(text)
+        .ok()
+        .map(std::borrow::Cow::Owned)
+}
+
+/// A request id from its text: an integer or a string without escapes read
+/// directly, anything else as the derived (untagged) reading does.
+fn request_id(text: &str) -> Option<RequestId> {
+    if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+        // Valid JSON: digits alone parse as Rust parses them; a fraction,
+        // an exponent, a number out of range and `-0` (which serde_json
+        // reads as a float) go the long way.
+        if let Ok(n) = text.parse::<i64>().map_err(drop).and_then(|n| {
+            if text.starts_with("-0") {
+                Err(())
+            } else {
+                Ok(n)
+            }
+        }) {
+            return Some(RequestId::Number(n));
+        }
+    } else if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        if !inner.contains('\\') {
+            return Some(RequestId::String(inner.to_owned()));
+        }
+    }
+    serde_json::from_str::<RequestId>(text).ok()
 }
 
 /// Keeps an explicit `null` as a value that is not an object, so that it is
@@ -480,5 +524,48 @@ impl From<ResultResponse> for Message {
 impl From<ErrorResponse> for Message {
     fn from(value: ErrorResponse) -> Self {
         Message::Error(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RequestId, count_opening, request_id};
+
+    #[test]
+    fn opening_brackets_are_counted_as_one_by_one() {
+        let every_byte: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        let brackets = vec![b'{'; 200];
+        for bytes in [&every_byte[..], &brackets[..], b"", b"[{]}"] {
+            let naive = bytes.iter().filter(|b| matches!(b, b'[' | b'{')).count();
+            assert_eq!(count_opening(bytes), naive);
+        }
+    }
+
+    #[test]
+    fn request_ids_read_directly_read_as_the_derived_reading() {
+        for text in [
+            "0",
+            "-0",
+            "-00",
+            "7",
+            "-12",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "1.0",
+            "1e3",
+            "-1.5E-2",
+            r#""a""#,
+            r#""""#,
+            r#""a\"b""#,
+            r#""\u00e9""#,
+            "true",
+            "null",
+            "{}",
+            "[]",
+        ] {
+            let derived = serde_json::from_str::<RequestId>(text).ok();
+            assert_eq!(request_id(text), derived, "{text}");
+        }
     }
 }

@@ -26,7 +26,64 @@ use crate::JsonObject;
 /// ```
 #[derive(Clone, Default)]
 pub struct RawObject {
-    members: Vec<(Box<str>, Box<RawValue>)>,
+    members: Vec<(Name, Box<RawValue>)>,
+}
+
+/// A member's name: the names MCP gives members of params and `_meta` are
+/// not copied (they are most of the names a request has).
+type Name = Cow<'static, str>;
+
+/// The names a member's name is compared with before it is copied.
+const KNOWN_NAMES: &[&str] = &[
+    "_meta",
+    "name",
+    "arguments",
+    "cursor",
+    "uri",
+    "requestState",
+    "inputResponses",
+    "taskId",
+    "progressToken",
+    "traceparent",
+    "tracestate",
+    "baggage",
+    crate::keys::PROTOCOL_VERSION,
+    crate::keys::CLIENT_CAPABILITIES,
+    crate::keys::CLIENT_INFO,
+    crate::keys::LOG_LEVEL,
+];
+
+/// Reads a member's name: one of [`KNOWN_NAMES`] without a copy.
+struct NameSeed;
+
+impl<'de> de::DeserializeSeed<'de> for NameSeed {
+    type Value = Name;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Name, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NameSeed {
+    type Value = Name;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<Name, E> {
+        Ok(match KNOWN_NAMES.iter().find(|known| **known == name) {
+            Some(known) => Cow::Borrowed(*known),
+            None => Cow::Owned(name.to_owned()),
+        })
+    }
+
+    fn visit_string<E: de::Error>(self, name: String) -> Result<Name, E> {
+        Ok(match KNOWN_NAMES.iter().find(|known| **known == name) {
+            Some(known) => Cow::Borrowed(*known),
+            None => Cow::Owned(name),
+        })
+    }
 }
 
 impl RawObject {
@@ -158,7 +215,10 @@ impl FromIterator<(Box<str>, Box<RawValue>)> for RawObject {
     /// ```
     fn from_iter<I: IntoIterator<Item = (Box<str>, Box<RawValue>)>>(members: I) -> Self {
         RawObject {
-            members: members.into_iter().collect(),
+            members: members
+                .into_iter()
+                .map(|(key, value)| (Cow::Owned(String::from(key)), value))
+                .collect(),
         }
     }
 }
@@ -284,9 +344,9 @@ impl<'de> Visitor<'de> for MaybeObjectVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeObject, A::Error> {
         let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4));
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(key) = map.next_key_seed(NameSeed)? {
             let value = map.next_value::<Box<RawValue>>()?;
-            members.push((Box::from(key), value));
+            members.push((key, value));
         }
         Ok(MaybeObject::Object(RawObject { members }))
     }
