@@ -31,7 +31,7 @@ impl Server {
                 .ok_or_else(|| bad_meta(keys::PROTOCOL_VERSION, "must be a string"))?,
         };
         let supported = &self.inner.config.supported_versions;
-        if !supported.contains(&version) {
+        if !supported.iter().any(|v| *v == version) {
             let supported: Vec<&str> = supported.iter().map(String::as_str).collect();
             return Err(ErrorObject::unsupported_protocol_version(
                 &supported, &version,
@@ -42,7 +42,7 @@ impl Server {
             None => return Err(missing(keys::CLIENT_CAPABILITIES)),
         };
         Ok(CheckedMeta {
-            protocol_version: version,
+            protocol_version: version.into_owned(),
             client_capabilities,
             client_info: optional::<Implementation>(meta, keys::CLIENT_INFO)?,
             progress_token: optional::<ProgressToken>(meta, keys::PROGRESS_TOKEN)?,

@@ -63,8 +63,10 @@ impl Server {
         };
         // The name from the params' text: their map is built only for a
         // tool that has header parameters.
-        let name = view::string_member(Some(params), "name");
-        let Some(tool) = name.and_then(|name| self.inner.tools.get(&name)) else {
+        let tool = view::with_string_member(Some(params), "name", |name| {
+            name.and_then(|name| self.inner.tools.get(name))
+        });
+        let Some(tool) = tool else {
             return Vec::new();
         };
         if tool.header_params.is_empty() {

@@ -2,24 +2,51 @@
 //! (`_meta`, `name` or `uri`), read from their text without building a map
 //! of the params.
 
+use std::borrow::Cow;
+
 use serde_json::value::RawValue;
 use toolwire_protocol::{Params, keys};
 
-/// The value of a member when it is a JSON string.
-pub(crate) fn string(raw: Option<&RawValue>) -> Option<String> {
-    raw.filter(|r| r.get().starts_with('"'))
-        .and_then(|r| serde_json::from_str(r.get()).ok())
+/// The value of a member when it is a JSON string: borrowed from the text
+/// when it has no escapes (a valid JSON string without a backslash is its
+/// own value between the quotes), decoded otherwise.
+pub(crate) fn string(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    let text = raw?.get();
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    if !inner.contains('\\') {
+        return Some(Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<String>(text).ok().map(Cow::Owned)
 }
 
 /// The string value of the params' member `name`.
 pub(crate) fn string_member(params: Option<&Params>, name: &str) -> Option<String> {
-    string(params?.member(name).as_deref())
+    string(params?.member(name).as_deref()).map(Cow::into_owned)
+}
+
+/// Calls `f` with the string value of the params' member `name` (`None`
+/// when it is absent or not a string), copied only when it has escapes.
+pub(crate) fn with_string_member<R>(
+    params: Option<&Params>,
+    name: &str,
+    f: impl FnOnce(Option<&str>) -> R,
+) -> R {
+    let member = params.and_then(|p| p.member(name));
+    f(string(member.as_deref()).as_deref())
+}
+
+/// The `_meta` protocol version of a request's params when it is a string,
+/// borrowed from the text when it has no escapes (`_meta`'s members are
+/// read once per request, [`Params::meta`], whoever asks first).
+pub(crate) fn protocol_version_text(params: Option<&Params>) -> Option<Cow<'_, str>> {
+    let meta = params?.meta()??;
+    string(meta.get(keys::PROTOCOL_VERSION))
 }
 
 /// The `_meta` protocol version of a request's params, when it is a string.
+#[cfg(test)]
 pub(crate) fn protocol_version(params: Option<&Params>) -> Option<String> {
-    let meta = params?.meta()??;
-    string(meta.get(keys::PROTOCOL_VERSION))
+    protocol_version_text(params).map(Cow::into_owned)
 }
 
 #[cfg(test)]
@@ -48,6 +75,20 @@ mod tests {
         assert_eq!(protocol_version(Some(&p)), None);
         let p = params(r#"{"_meta": {"io.modelcontextprotocol/protocolVersion": 1}}"#);
         assert_eq!(protocol_version(Some(&p)), None);
+    }
+
+    #[test]
+    fn strings_with_escapes_are_decoded() {
+        let p = params(r#"{"name": "a\"b\u0041", "uri": "plain"}"#);
+        assert_eq!(string_member(Some(&p), "name").as_deref(), Some("a\"bA"));
+        assert!(matches!(
+            string(p.member("uri").as_deref()),
+            Some(Cow::Borrowed("plain"))
+        ));
+        let p = params(
+            r#"{"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/protocolVersion": "x"}}"#,
+        );
+        assert_eq!(protocol_version(Some(&p)).as_deref(), Some("x"));
     }
 
     #[test]

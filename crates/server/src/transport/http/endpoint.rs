@@ -191,16 +191,15 @@ fn is_modern_message(message: &Message) -> bool {
 /// A request without modern `_meta` and without a 2026-07-28
 /// `MCP-Protocol-Version`: a legacy client that lost (or never had) its session.
 fn looks_legacy(headers: &HeaderMap, request: &Request) -> bool {
-    if is_modern(request) {
-        return false;
-    }
-    match headers
+    // The header first: a modern one settles it without reading `_meta`.
+    let legacy_header = match headers
         .get(MCP_PROTOCOL_VERSION)
         .and_then(|v| v.to_str().ok())
     {
         None => true,
         Some(version) => toolwire_protocol::is_legacy_version(version.trim()),
-    }
+    };
+    legacy_header && !is_modern(request)
 }
 
 impl Endpoint {

@@ -25,7 +25,7 @@ pub(super) fn check_headers(
     let version = required(headers, &MCP_PROTOCOL_VERSION, "MCP-Protocol-Version")?;
     // A body without a protocol version is malformed: the dispatcher answers
     // that with -32602 (400), so only a present value is compared here.
-    if let Some(body) = view::protocol_version(params) {
+    if let Some(body) = view::protocol_version_text(params) {
         if version != body {
             return Err(mismatch("MCP-Protocol-Version", version, &body));
         }
@@ -39,16 +39,14 @@ pub(super) fn check_headers(
     if let Some(field) = name_field(&request.method) {
         let raw = required(headers, &MCP_NAME, "Mcp-Name")?;
         let name = decode_header_value(raw).map_err(|e| malformed("Mcp-Name", &e))?;
-        match view::string_member(params, field) {
-            Some(body) if body == name => {}
-            Some(body) => return Err(mismatch("Mcp-Name", &name, &body)),
-            None => {
-                return Err(ErrorObject::header_mismatch(format!(
-                    "Header mismatch: Mcp-Name header value {} has no body value to match (params.{field} is missing or not a string)",
-                    quote(&name)
-                )));
-            }
-        }
+        view::with_string_member(params, field, |body| match body {
+            Some(body) if body == name => Ok(()),
+            Some(body) => Err(mismatch("Mcp-Name", &name, body)),
+            None => Err(ErrorObject::header_mismatch(format!(
+                "Header mismatch: Mcp-Name header value {} has no body value to match (params.{field} is missing or not a string)",
+                quote(&name)
+            ))),
+        })?;
     }
 
     for param in server.param_headers(request) {

@@ -17,7 +17,7 @@ use toolwire_protocol::Request;
 /// True when `request` carries the per-request `_meta` of 2026-07-28 (its
 /// protocol version): it is served statelessly whatever else is going on.
 pub(crate) fn is_modern(request: &Request) -> bool {
-    crate::dispatch::view::protocol_version(request.params.as_ref()).is_some()
+    crate::dispatch::view::protocol_version_text(request.params.as_ref()).is_some()
 }
 
 /// True when `request` opens a legacy session: an `initialize` without
