@@ -389,10 +389,15 @@ impl ServerBuilder {
             answers_without_state: self.config.answers_without_state,
         };
         let server_info = serde_json::to_value(&self.config.info).unwrap_or_default();
+        // A JSON value always writes out.
+        let server_info_text = std::sync::Arc::from(
+            serde_json::value::to_raw_value(&server_info).expect("a JSON value serializes"),
+        );
         let text_filter = self.config.sanitize.text_filter();
         Ok(Server {
             inner: Arc::new(ServerInner {
                 server_info,
+                server_info_text,
                 text_filter,
                 config: self.config,
                 tools: registry,

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::value::RawValue;
+
 use toolwire_protocol::{
     CacheScope, Implementation, LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS,
 };
@@ -155,6 +157,9 @@ pub(crate) struct ServerInner {
     pub rate_limits: Arc<dyn RateLimitStore>,
     /// `config.info` as JSON, made once: every result carries it.
     pub server_info: serde_json::Value,
+    /// The same, as its JSON text: what a tool result's `_meta` gets when it
+    /// is written ([`crate::dispatch::Answer::ToolResult`]).
+    pub server_info_text: Arc<RawValue>,
     /// The sanitiser's text rule for notifications (`None` when it is off).
     pub text_filter: Option<TextFilter>,
     /// Where tasks are kept.

@@ -1,8 +1,11 @@
 //! What the dispatcher hands a transport: an [`Answer`] kept apart from its
 //! encoding until it is written, inside a [`Reply`].
 
+use std::sync::Arc;
+
 use serde_json::Value;
-use toolwire_protocol::{CallToolResult, JsonObject, Message, RequestId, ResultResponse};
+use serde_json::value::RawValue;
+use toolwire_protocol::{CallToolResult, JsonObject, Message, RequestId, ResultResponse, keys};
 
 use super::listen::Listening;
 use crate::context::encode::{encode_message, encode_result, write_json};
@@ -18,14 +21,17 @@ pub(crate) enum Answer {
     /// were registered, then the invisible-text rule runs over what was
     /// written (names, titles, descriptions and schemas reach the model).
     Listing(Listing, Invisible),
-    /// A tool's finished result (sanitised, `_meta` filled in), written
-    /// without building a JSON tree of it first.
-    ToolResult(CallToolResult),
+    /// A tool's finished result (sanitised), written without building a
+    /// JSON tree of it first, and the server's info for its `_meta`: a
+    /// result with a `_meta` of its own has `serverInfo` in it already
+    /// ([`crate::Server::finish_tool`]); one without gets a `_meta` of just
+    /// `serverInfo` when it is written, no map built for it.
+    ToolResult(CallToolResult, Arc<RawValue>),
 }
 
 impl Answer {
     /// The result as one JSON object.
-    fn into_object(self) -> JsonObject {
+    pub(crate) fn into_object(self) -> JsonObject {
         match self {
             Answer::Object(result) => result,
             Answer::Listing(listing, mode) => {
@@ -36,10 +42,19 @@ impl Answer {
                     _ => JsonObject::new(),
                 }
             }
-            Answer::ToolResult(result) => match serde_json::to_value(result) {
-                Ok(Value::Object(result)) => result,
-                _ => JsonObject::new(),
-            },
+            Answer::ToolResult(result, server_info) => {
+                let had_meta = result.meta.is_some();
+                let mut object = match serde_json::to_value(result) {
+                    Ok(Value::Object(result)) => result,
+                    _ => JsonObject::new(),
+                };
+                if !had_meta {
+                    let info = serde_json::from_str(server_info.get()).unwrap_or_default();
+                    let meta = [(keys::SERVER_INFO.to_owned(), info)].into_iter().collect();
+                    object.insert("_meta".to_owned(), Value::Object(meta));
+                }
+                object
+            }
         }
     }
 
@@ -53,10 +68,28 @@ impl Answer {
                 listing.write(out);
                 scrub_json_tail(out, start, *mode);
             }
-            Answer::ToolResult(result) => write_json(out, result),
+            Answer::ToolResult(result, server_info) => {
+                write_json(out, result);
+                // `_meta` is the last member a result writes: one without
+                // it gets it where it would have been, before the brace.
+                if result.meta.is_none() && out.last() == Some(&b'}') {
+                    out.pop();
+                    out.extend_from_slice(SERVER_INFO_META.as_bytes());
+                    out.extend_from_slice(server_info.get().as_bytes());
+                    out.extend_from_slice(b"}}");
+                }
+            }
         }
     }
 }
+
+/// What a tool result without `_meta` of its own ends with, before the
+/// server's info.
+const SERVER_INFO_META: &str = concat!(
+    r#","_meta":{""#,
+    "io.modelcontextprotocol/serverInfo",
+    r#"":"#
+);
 
 /// A response, as a transport that writes bytes receives it.
 pub(crate) enum Reply {
@@ -84,7 +117,7 @@ impl Reply {
     pub(crate) fn outcome(&self) -> Outcome {
         match self {
             Reply::Message(message) => telemetry::message_outcome(message),
-            Reply::Answer(_, Answer::ToolResult(result)) if result.is_error == Some(true) => {
+            Reply::Answer(_, Answer::ToolResult(result, _)) if result.is_error == Some(true) => {
                 Outcome::ToolError
             }
             Reply::Answer(_, Answer::Object(object))
@@ -104,5 +137,62 @@ impl Reply {
             Reply::Answer(id, answer) => encode_result(out, id, |out| answer.write(out)),
             Reply::Listening(listening) => encode_message(out, &listening.not_streamed()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use toolwire_protocol::Meta;
+
+    use super::*;
+
+    /// A tool result is written as the message made of it would be, with
+    /// its `_meta` of just `serverInfo` or `serverInfo` already in its own.
+    #[test]
+    fn a_tool_result_is_written_as_its_message() {
+        let info: Arc<RawValue> = Arc::from(
+            serde_json::value::to_raw_value(&json!({"name": "s", "version": "1"})).unwrap(),
+        );
+        let own = [
+            ("a".to_owned(), json!(1)),
+            (
+                keys::SERVER_INFO.to_owned(),
+                json!({"name": "s", "version": "1"}),
+            ),
+        ];
+        let cases = [
+            CallToolResult::text("hi"),
+            CallToolResult {
+                structured_content: Some(json!({"n": 1})),
+                is_error: Some(false),
+                meta: Some(Meta(own.into_iter().collect())),
+                ..CallToolResult::text("with meta")
+            },
+        ];
+        for result in cases {
+            let reply = Reply::Answer(
+                RequestId::Number(3),
+                Answer::ToolResult(result.clone(), info.clone()),
+            );
+            let mut written = Vec::new();
+            reply.encode(&mut written);
+            let message = serde_json::to_vec(&reply.into_message()).unwrap();
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                String::from_utf8(message).unwrap()
+            );
+        }
+        let reply = Reply::Answer(
+            RequestId::Number(3),
+            Answer::ToolResult(CallToolResult::text("hi"), info),
+        );
+        let mut written = Vec::new();
+        reply.encode(&mut written);
+        let value: Value = serde_json::from_slice(&written).unwrap();
+        assert_eq!(
+            value["result"]["_meta"][keys::SERVER_INFO],
+            json!({"name": "s", "version": "1"})
+        );
     }
 }

@@ -20,7 +20,6 @@ use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{CallToolResult, ErrorObject, JsonObject, RequestId, TaskStatus};
 use tracing::Instrument;
 
-use super::reply::Answer;
 use crate::context::mrtr::{InputRequired, Round};
 use crate::context::output::{ToolError, ToolOutput};
 use crate::context::{CheckedMeta, Principal, RequestContext, RequestEnv, TaskStatusSink};
@@ -208,15 +207,7 @@ impl Server {
                 return false;
             }
         };
-        let result = match self.finish_tool(name, result) {
-            Answer::ToolResult(result) => serde_json::to_value(result),
-            Answer::Object(object) => Ok(Value::Object(object)),
-            Answer::Listing(..) => Ok(Value::Null),
-        };
-        let result = match result {
-            Ok(Value::Object(result)) => result,
-            _ => JsonObject::new(),
-        };
+        let result = self.finish_tool(name, result).into_object();
         self.end(job, TaskStatus::Completed, Some(result), None)
             .await;
         false

@@ -5,8 +5,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use toolwire_protocol::{
-    CallToolRequestParams, CallToolResult, ErrorObject, InputResponses, JsonObject, Meta, Params,
-    keys,
+    CallToolRequestParams, CallToolResult, ErrorObject, InputResponses, JsonObject, Params, keys,
 };
 
 use super::reply::Answer;
@@ -186,10 +185,12 @@ impl Server {
     ) -> Answer {
         let policy = &self.inner.config.sanitize;
         *report = policy.apply(tool, &mut result, &|scheme| self.owns_scheme(scheme));
-        let meta = result.meta.get_or_insert_with(Meta::new);
-        meta.0
-            .insert(keys::SERVER_INFO.to_owned(), self.inner.server_info.clone());
-        Answer::ToolResult(result)
+        // A result without `_meta` gets it when written (no map built).
+        if let Some(meta) = &mut result.meta {
+            meta.0
+                .insert(keys::SERVER_INFO.to_owned(), self.inner.server_info.clone());
+        }
+        Answer::ToolResult(result, self.inner.server_info_text.clone())
     }
 
     /// True when one of the server's resources or templates uses `scheme`.

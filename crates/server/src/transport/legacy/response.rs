@@ -26,7 +26,9 @@ impl LegacyResponse {
     /// The legacy form of a dispatcher's reply.
     pub(crate) fn from_reply(reply: Reply) -> Self {
         match reply {
-            Reply::Answer(id, Answer::ToolResult(result)) => LegacyResponse::ToolResult(id, result),
+            Reply::Answer(id, Answer::ToolResult(result, _)) => {
+                LegacyResponse::ToolResult(id, result)
+            }
             other => LegacyResponse::Message(to_legacy(other.into_message())),
         }
     }
