@@ -264,7 +264,8 @@ pub struct RequestContext {
 #[derive(Debug)]
 struct ContextInner {
     request_id: RequestId,
-    method: String,
+    /// Not copied when it is one of the methods this server serves.
+    method: std::borrow::Cow<'static, str>,
     client_capabilities: ClientCapabilities,
     client_info: Option<Implementation>,
     protocol_version: String,
@@ -305,6 +306,29 @@ impl fmt::Debug for TextFilter {
     }
 }
 
+/// `method`, not copied when it is one a server serves.
+fn method_name(method: &str) -> std::borrow::Cow<'static, str> {
+    const SERVED: &[&str] = &[
+        "tools/call",
+        "tools/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "subscriptions/listen",
+        "server/discover",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+    ];
+    match SERVED.iter().find(|served| **served == method) {
+        Some(served) => std::borrow::Cow::Borrowed(*served),
+        None => std::borrow::Cow::Owned(method.to_owned()),
+    }
+}
+
 /// The request metadata the dispatcher has checked, used to build a context.
 #[derive(Debug, Clone)]
 pub(crate) struct CheckedMeta {
@@ -320,7 +344,7 @@ impl RequestContext {
         RequestContext {
             inner: Arc::new(ContextInner {
                 request_id: id,
-                method: method.to_owned(),
+                method: method_name(method),
                 client_capabilities: meta.client_capabilities,
                 client_info: meta.client_info,
                 protocol_version: meta.protocol_version,

@@ -99,92 +99,99 @@ impl InputLimits {
                 self.max_bytes, self.max_bytes
             ));
         }
-        let mut path = Vec::new();
-        walk_object(arguments, 1, self, &mut path).map_err(|problem| match problem {
-            Problem::Depth(pointer) => format!(
-                "Arguments for tool {tool} are nested too deeply at {pointer}: more than {} levels of objects and arrays. \
+        walk_object(arguments, 1, self).map_err(|problem| match problem.kind {
+            Kind::Depth => format!(
+                "Arguments for tool {tool} are nested too deeply at {}: more than {} levels of objects and arrays. \
                  Flatten the structure.",
+                problem.pointer(),
                 self.max_depth
             ),
-            Problem::String { pointer, len, key } => format!(
-                "{} {pointer} of tool {tool} is too long: {len} bytes (limit {} bytes). \
+            Kind::String { len, key } => format!(
+                "{} {} of tool {tool} is too long: {len} bytes (limit {} bytes). \
                  Send a shorter value.",
                 if key { "An object key at" } else { "Argument" },
+                problem.pointer(),
                 self.max_string_bytes
             ),
         })
     }
 }
 
-enum Problem {
-    Depth(String),
-    String {
-        pointer: String,
-        len: usize,
-        key: bool,
-    },
+/// What is wrong, and where: the path is gathered as the walk unwinds (a
+/// walk that finds nothing wrong copies no key).
+struct Problem {
+    kind: Kind,
+    /// The steps from the value back to the root.
+    path_back: Vec<String>,
 }
 
-fn walk_object(
-    object: &JsonObject,
-    depth: usize,
-    limits: &InputLimits,
-    path: &mut Vec<String>,
-) -> Result<(), Problem> {
+enum Kind {
+    Depth,
+    String { len: usize, key: bool },
+}
+
+impl Problem {
+    fn new(kind: Kind) -> Problem {
+        Problem {
+            kind,
+            path_back: Vec::new(),
+        }
+    }
+
+    /// The problem one step further from the root.
+    fn at(mut self, step: impl ToString) -> Problem {
+        self.path_back.push(step.to_string());
+        self
+    }
+
+    /// A JSON Pointer (RFC 6901) to where it is; the root is `/`.
+    fn pointer(&self) -> String {
+        if self.path_back.is_empty() {
+            return "/".to_owned();
+        }
+        self.path_back
+            .iter()
+            .rev()
+            .map(|p| format!("/{}", p.replace('~', "~0").replace('/', "~1")))
+            .collect()
+    }
+}
+
+fn walk_object(object: &JsonObject, depth: usize, limits: &InputLimits) -> Result<(), Problem> {
     if depth > limits.max_depth {
-        return Err(Problem::Depth(pointer(path)));
+        return Err(Problem::new(Kind::Depth));
     }
     for (key, value) in object {
-        path.push(key.clone());
         if key.len() > limits.max_string_bytes {
-            return Err(Problem::String {
-                pointer: pointer(path),
+            let kind = Kind::String {
                 len: key.len(),
                 key: true,
-            });
+            };
+            return Err(Problem::new(kind).at(key));
         }
-        walk(value, depth, limits, path)?;
-        path.pop();
+        walk(value, depth, limits).map_err(|problem| problem.at(key))?;
     }
     Ok(())
 }
 
-fn walk(
-    value: &Value,
-    depth: usize,
-    limits: &InputLimits,
-    path: &mut Vec<String>,
-) -> Result<(), Problem> {
+fn walk(value: &Value, depth: usize, limits: &InputLimits) -> Result<(), Problem> {
     match value {
-        Value::String(s) if s.len() > limits.max_string_bytes => Err(Problem::String {
-            pointer: pointer(path),
+        Value::String(s) if s.len() > limits.max_string_bytes => Err(Problem::new(Kind::String {
             len: s.len(),
             key: false,
-        }),
-        Value::Object(object) => walk_object(object, depth + 1, limits, path),
+        })),
+        Value::Object(object) => walk_object(object, depth + 1, limits),
         Value::Array(items) => {
             if depth + 1 > limits.max_depth {
-                return Err(Problem::Depth(pointer(path)));
+                return Err(Problem::new(Kind::Depth));
             }
             for (i, item) in items.iter().enumerate() {
-                path.push(i.to_string());
-                walk(item, depth + 1, limits, path)?;
-                path.pop();
+                walk(item, depth + 1, limits).map_err(|problem| problem.at(i))?;
             }
             Ok(())
         }
         _ => Ok(()),
     }
-}
-
-/// A JSON Pointer (RFC 6901) to `path`; the root is `/`.
-fn pointer(path: &[String]) -> String {
-    if path.is_empty() {
-        return "/".to_owned();
-    }
-    path.iter()
-        .map(|p| format!("/{}", p.replace('~', "~0").replace('/', "~1")))
-        .collect()
 }
 
 /// The serialized length of `value`, counting no further than `cap + 1`.

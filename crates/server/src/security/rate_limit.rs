@@ -16,8 +16,7 @@ pub(crate) async fn check_tool_rate(
 ) -> Result<(), String> {
     let who = principal.key();
     if let Some(limit) = server_limit {
-        let key = format!("tools\u{0}{who}");
-        if let Err(wait) = store.check(&key, limit).await {
+        if let Err(wait) = check(store, &["tools\u{0}", &who], limit).await {
             audit::denial(
                 Some(principal),
                 Denial::RateLimited,
@@ -27,8 +26,7 @@ pub(crate) async fn check_tool_rate(
         }
     }
     if let Some(limit) = tool_limit {
-        let key = format!("tool\u{0}{name}\u{0}{who}");
-        if let Err(wait) = store.check(&key, limit).await {
+        if let Err(wait) = check(store, &["tool\u{0}", name, "\u{0}", &who], limit).await {
             audit::denial(
                 Some(principal),
                 Denial::RateLimited,
@@ -38,6 +36,30 @@ pub(crate) async fn check_tool_rate(
         }
     }
     Ok(())
+}
+
+thread_local! {
+    /// A key put together for a store that answers at once.
+    static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Takes one unit from the bucket whose key is `parts` joined: put together
+/// in a buffer kept per thread when the store answers at once, else as a
+/// string of its own for the store's future.
+async fn check(
+    store: &dyn RateLimitStore,
+    parts: &[&str],
+    limit: &RateLimit,
+) -> Result<(), std::time::Duration> {
+    let ready = KEY.with_borrow_mut(|key| {
+        key.clear();
+        parts.iter().for_each(|part| key.push_str(part));
+        store.check_ready(key, limit)
+    });
+    match ready {
+        Some(outcome) => outcome,
+        None => store.check(&parts.concat(), limit).await,
+    }
 }
 
 /// The text of a refusal: a limit reached, or a store that cannot tell.

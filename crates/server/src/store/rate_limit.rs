@@ -99,6 +99,14 @@ pub trait RateLimitStore: Send + Sync + std::fmt::Debug + 'static {
         limit: &'a RateLimit,
     ) -> BoxFuture<'a, Result<(), Duration>>;
 
+    /// The outcome of [`RateLimitStore::check`] when the store knows it at
+    /// once, without a future (the in-memory store); `None` (the default)
+    /// sends the caller to `check`.
+    fn check_ready(&self, key: &str, limit: &RateLimit) -> Option<Result<(), Duration>> {
+        let _ = (key, limit);
+        None
+    }
+
     /// While the store cannot reach its buckets and refuses calls (fails
     /// closed), why, in a few words (e.g. `"Redis at 10.0.0.5:6379 is
     /// unreachable"`), so that the refusal says so instead of claiming a
@@ -110,6 +118,11 @@ pub trait RateLimitStore: Send + Sync + std::fmt::Debug + 'static {
 
 /// How often (in checks) idle buckets are dropped from memory.
 const SWEEP_EVERY: u64 = 4096;
+
+thread_local! {
+    /// [`InMemoryRateLimits::check_now`]'s copy of a key.
+    static KEY_COPY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
 
 /// Rate-limit buckets in this process's memory (GCRA via `governor`).
 #[derive(Default)]
@@ -143,8 +156,14 @@ impl InMemoryRateLimits {
         if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             self.sweep();
         }
-        limiter
-            .check_key(&key.to_owned())
+        // The limiter looks up by `&String`: the key is copied into a
+        // buffer kept per thread, not into a new string per check.
+        KEY_COPY
+            .with_borrow_mut(|copy| {
+                copy.clear();
+                copy.push_str(key);
+                limiter.check_key(copy)
+            })
             .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
     }
 
@@ -172,6 +191,10 @@ impl RateLimitStore for InMemoryRateLimits {
     ) -> BoxFuture<'a, Result<(), Duration>> {
         let outcome = self.check_now(key, limit);
         Box::pin(std::future::ready(outcome))
+    }
+
+    fn check_ready(&self, key: &str, limit: &RateLimit) -> Option<Result<(), Duration>> {
+        Some(self.check_now(key, limit))
     }
 }
 
