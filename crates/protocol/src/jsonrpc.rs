@@ -534,7 +534,7 @@ mod tests {
     #[test]
     fn opening_brackets_are_counted_as_one_by_one() {
         let every_byte: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
-        let brackets = vec![b'{'; 200];
+        let brackets = [b'{'; 200];
         for bytes in [&every_byte[..], &brackets[..], b"", b"[{]}"] {
             let naive = bytes.iter().filter(|b| matches!(b, b'[' | b'{')).count();
             assert_eq!(count_opening(bytes), naive);
