@@ -27,6 +27,7 @@ use crate::error::Error;
 use crate::mrtr::answer_all;
 use crate::options::{RequestNotification, RequestOptions};
 use crate::task_follow::{Follow, SETTLE};
+use crate::tools::to_arguments;
 
 /// The polling interval when the server suggests none.
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
@@ -100,21 +101,22 @@ impl Client {
         arguments: impl Serialize,
         options: &RequestOptions,
     ) -> Result<ToolCallStart, Error> {
-        self.call_tool_inner(name, arguments, options, TaskMode::Start)
+        self.call_tool_inner(name, to_arguments(arguments), options, TaskMode::Start)
             .await
     }
 
     /// The options of a request that declares the Tasks extension.
     pub(crate) fn with_tasks(&self, options: &RequestOptions) -> RequestOptions {
+        // One copy of the options, the capabilities taken out of it.
+        let mut options = options.clone();
         let mut capabilities: ClientCapabilities = options
             .capabilities
-            .clone()
+            .take()
             .unwrap_or_else(|| self.inner.capabilities.clone());
         capabilities
             .extensions
             .get_or_insert_with(Default::default)
             .insert(TASKS_EXTENSION.to_owned(), JsonObject::new());
-        let mut options = options.clone();
         options.capabilities = Some(capabilities);
         options
     }

@@ -239,6 +239,29 @@ impl Client {
         arguments: impl Serialize,
         options: &RequestOptions,
     ) -> Result<CallToolResult, Error> {
+        self.call_tool_waiting(name, to_arguments(arguments), options)
+            .await
+    }
+
+    /// [`Client::call_tool_with`] given the arguments as a JSON object
+    /// already (a proxy's case): they are sent as they are, not serialized
+    /// into a new tree first.
+    pub async fn call_tool_object_with(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        options: &RequestOptions,
+    ) -> Result<CallToolResult, Error> {
+        self.call_tool_waiting(name, Ok(arguments), options).await
+    }
+
+    /// A call whose task, if the server makes one, is waited for.
+    async fn call_tool_waiting(
+        &self,
+        name: &str,
+        arguments: Result<JsonObject, Error>,
+        options: &RequestOptions,
+    ) -> Result<CallToolResult, Error> {
         match self
             .call_tool_inner(name, arguments, options, TaskMode::Transparent)
             .await?
@@ -251,15 +274,15 @@ impl Client {
         }
     }
 
+    /// A call of `name` with `arguments` (as [`to_arguments`] makes them).
     pub(crate) async fn call_tool_inner(
         &self,
         name: &str,
-        arguments: impl Serialize,
+        arguments: Result<JsonObject, Error>,
         options: &RequestOptions,
         mode: TaskMode,
     ) -> Result<ToolCallStart, Error> {
         let started = Instant::now();
-        let arguments = to_arguments(arguments);
         let events = self.inner.audit_events && audit_events_enabled();
         // The digest only when someone reads the record.
         let digest = (events || self.inner.audit.is_some()).then(|| match &arguments {
@@ -268,10 +291,7 @@ impl Client {
         });
         let mut rounds = 0;
         let outcome = match arguments {
-            Ok(arguments) => {
-                self.call(name, &arguments, options, mode, &mut rounds)
-                    .await
-            }
+            Ok(arguments) => self.call(name, arguments, options, mode, &mut rounds).await,
             Err(invalid) => Err(invalid),
         };
         let Some(digest) = digest else {
@@ -300,21 +320,26 @@ impl Client {
     async fn call(
         &self,
         name: &str,
-        arguments: &JsonObject,
+        arguments: JsonObject,
         options: &RequestOptions,
         mode: TaskMode,
         rounds: &mut usize,
     ) -> Result<ToolCallStart, Error> {
         let mut entry = self.tool_entry(name).await?;
-        self.approve(name, &entry, arguments).await?;
+        self.approve(name, &entry, &arguments).await?;
         let options = match mode {
             TaskMode::Start => self.with_tasks(options),
             TaskMode::Transparent if self.tasks_enabled() => self.with_tasks(options),
             TaskMode::Transparent => options.clone(),
         };
+        // The arguments move into the params (no copy); what reads them
+        // later reads them there.
         let mut params = JsonObject::new();
         params.insert("name".into(), Value::String(name.to_owned()));
-        params.insert("arguments".into(), Value::Object(arguments.clone()));
+        params.insert("arguments".into(), Value::Object(arguments));
+        let Some(Value::Object(arguments)) = params.get("arguments") else {
+            return Err(Error::InvalidArguments("no arguments object".into()));
+        };
         let origin = self.origin("tools/call", name);
         let mut attempt = 0;
         let (result, used) = loop {
@@ -401,7 +426,7 @@ enum WalkError {
 }
 
 /// Arguments as a JSON object; `null` means none.
-fn to_arguments(arguments: impl Serialize) -> Result<JsonObject, Error> {
+pub(crate) fn to_arguments(arguments: impl Serialize) -> Result<JsonObject, Error> {
     match serde_json::to_value(arguments) {
         Ok(Value::Object(object)) => Ok(object),
         Ok(Value::Null) => Ok(JsonObject::new()),

@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::Value;
 use tokio::sync::watch;
 use toolwire_client::{Client, Error as ClientError};
 use toolwire_server::audit::arguments_digest;
@@ -139,9 +138,7 @@ impl Route {
         let start = || {
             let (client, tool) = (Arc::clone(&self.client), self.upstream_tool.clone());
             let call = UpstreamCall::start(&cx, move |options| async move {
-                client
-                    .call_tool_with(&tool, Value::Object(args), &options)
-                    .await
+                client.call_tool_object_with(&tool, args, &options).await
             });
             match audit.clone() {
                 Some(audit) => call.on_abandon(move |started| audit.write(started, "cancelled")),
