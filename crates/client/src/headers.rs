@@ -21,6 +21,10 @@ pub(crate) fn param_headers(
     params: &[HeaderParam],
     arguments: &JsonObject,
 ) -> Vec<(String, String)> {
+    // Most tools declare no `x-mcp-header`: no copy of their arguments.
+    if params.is_empty() {
+        return Vec::new();
+    }
     let arguments = Value::Object(arguments.clone());
     params
         .iter()
