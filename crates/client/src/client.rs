@@ -8,6 +8,7 @@ use std::sync::{Arc, RwLock};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::time::{Instant, sleep_until};
+use tokio_util::task::AbortOnDropHandle;
 use toolwire_protocol::{
     ClientCapabilities, CreateTaskResult, DiscoverResult, JsonObject, Message, Request, RequestId,
     ResultType, TASKS_EXTENSION, code,
@@ -307,13 +308,12 @@ impl Client {
         started: Instant,
     ) -> Result<JsonObject, Error> {
         let transport = Arc::clone(&self.inner.transport);
-        let mut sending = tokio::spawn(async move { transport.send(outgoing).await });
+        // Aborted (the request abandoned) when the handle drops.
+        let mut sending =
+            AbortOnDropHandle::new(tokio::spawn(async move { transport.send(outgoing).await }));
         let sent = tokio::select! {
             sent = &mut sending => sent,
-            _ = tokio::time::sleep(policy.timeout) => {
-                sending.abort();
-                return Err(Error::Timeout(policy.timeout));
-            }
+            _ = tokio::time::sleep(policy.timeout) => return Err(Error::Timeout(policy.timeout)),
             _ = cancelled(options) => {
                 self.cancel_late_task(async move { sending.await.ok()?.ok() }, id);
                 return Err(Error::Cancelled);
@@ -528,12 +528,12 @@ impl Client {
     }
 }
 
-/// Waits for the response to request `id`, passing notifications to the
-/// sink. Times out after the idle timeout (restarted by progress when so
-/// configured) or the hard maximum, whichever comes first.
 /// How long a cancelled call's response is still awaited for the id of a
-/// task the server may have made meanwhile.
-const LATE_TASK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// task the server may have made meanwhile. Over Streamable HTTP closing
+/// the stream is the cancellation, so a plain call's cancellation reaches
+/// the server this much later: a task's answer comes at once, so this is
+/// short.
+const LATE_TASK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// True for a `tools/call` that declared the Tasks extension: its answer
 /// may be a task.
@@ -545,6 +545,9 @@ fn may_answer_with_task(method: &str, options: &RequestOptions) -> bool {
             .is_some_and(|c| c.declares_extension(TASKS_EXTENSION))
 }
 
+/// Waits for the response to request `id`, passing notifications to the
+/// sink. Times out after the idle timeout (restarted by progress when so
+/// configured) or the hard maximum, whichever comes first.
 async fn await_response(
     exchange: &mut Exchange,
     id: &RequestId,

@@ -40,7 +40,8 @@ async fn a_task_made_after_its_call_was_cancelled_is_cancelled() {
         .build()
         .unwrap();
     // The task exists once the server has answered; its answer then takes
-    // 500 ms more to leave, and the caller gives up before it arrives.
+    // 400 ms more to leave, and the caller gives up (at 150 ms) before it
+    // arrives, well within the client's one second of reading on.
     let hold_back = |request: Request, next: Next| async move {
         let is_call = request
             .headers()
@@ -48,7 +49,7 @@ async fn a_task_made_after_its_call_was_cancelled_is_cancelled() {
             .is_some_and(|m| m == "tools/call");
         let response = next.run(request).await;
         if is_call {
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            tokio::time::sleep(Duration::from_millis(400)).await;
         }
         response
     };
