@@ -113,6 +113,7 @@
 
 #![warn(missing_docs)]
 
+mod arguments;
 pub mod auth;
 mod builder;
 mod cache;

@@ -22,12 +22,12 @@ use toolwire_protocol::{
     TASKS_EXTENSION, TaskStatus,
 };
 
+use crate::arguments::to_arguments;
 use crate::client::{Client, cancelled, parse};
 use crate::error::Error;
 use crate::mrtr::answer_all;
 use crate::options::{RequestNotification, RequestOptions};
 use crate::task_follow::{Follow, SETTLE};
-use crate::tools::to_arguments;
 
 /// The polling interval when the server suggests none.
 const DEFAULT_POLL: Duration = Duration::from_secs(1);

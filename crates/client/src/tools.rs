@@ -11,6 +11,7 @@ use tokio::time::Instant;
 use toolwire_protocol::{CallToolResult, JsonObject, ListToolsResult, Tool, code};
 use toolwire_schema::HeaderParam;
 
+use crate::arguments::to_arguments;
 use crate::cache::{CacheHints, Freshness};
 use crate::client::{Client, parse, read, write};
 use crate::digest::sha256_hex;
@@ -423,16 +424,4 @@ impl Client {
 enum WalkError {
     CursorFailed(Error),
     Other(Error),
-}
-
-/// Arguments as a JSON object; `null` means none.
-pub(crate) fn to_arguments(arguments: impl Serialize) -> Result<JsonObject, Error> {
-    match serde_json::to_value(arguments) {
-        Ok(Value::Object(object)) => Ok(object),
-        Ok(Value::Null) => Ok(JsonObject::new()),
-        Ok(other) => Err(Error::InvalidArguments(format!(
-            "tool arguments must be a JSON object, not {other}"
-        ))),
-        Err(e) => Err(Error::InvalidArguments(e.to_string())),
-    }
 }

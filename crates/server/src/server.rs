@@ -158,7 +158,7 @@ pub(crate) struct ServerInner {
     /// `config.info` as JSON, made once: every result carries it.
     pub server_info: serde_json::Value,
     /// The same, as its JSON text: what a tool result's `_meta` gets when it
-    /// is written ([`crate::dispatch::Answer::ToolResult`]).
+    /// is written.
     pub server_info_text: Arc<RawValue>,
     /// The sanitiser's text rule for notifications (`None` when it is off).
     pub text_filter: Option<TextFilter>,
