@@ -26,7 +26,7 @@ pub(crate) fn start(
     Operation::new(Side::Client, method)
         .target(text("name"))
         .resource_uri(text("uri"))
-        .request_id(Some(id_text(id)))
+        .request_id(Some(id.plain_text()))
         .protocol_version(Some(version))
         .network(network(kind))
         .start(None)
@@ -77,7 +77,7 @@ pub(crate) fn start_inbound(request: &Request) -> Started {
         })
     });
     Operation::new(Side::Server, &request.method)
-        .request_id(Some(id_text(&request.id)))
+        .request_id(Some(request.id.plain_text()))
         .start(parent.map(|headers| headers.remote_context()))
 }
 
@@ -124,12 +124,5 @@ fn network(kind: TransportKind) -> Network {
     match kind {
         TransportKind::Stdio => Network::Pipe,
         TransportKind::Http => Network::Http,
-    }
-}
-
-fn id_text(id: &RequestId) -> String {
-    match id {
-        RequestId::Number(n) => n.to_string(),
-        RequestId::String(s) => s.clone(),
     }
 }

@@ -18,7 +18,7 @@ use serde_json::json;
 use tokio::sync::Notify;
 use toolwire_client::transport::HttpTransport;
 use toolwire_client::{Client, ListenEvent, RequestNotification, RequestOptions, ToolCallStart};
-use toolwire_protocol::{SubscriptionFilter, TaskStatus};
+use toolwire_protocol::{CallToolResult, SubscriptionFilter, TaskStatus};
 use toolwire_server::http::{HttpConfig, router};
 use toolwire_server::{NoArgs, RequestContext, Server, ServerBuilder, TaskSupport, ToolBuilder};
 
@@ -112,6 +112,23 @@ fn statuses() -> (Arc<Mutex<Vec<TaskStatus>>>, RequestOptions) {
     (seen, options)
 }
 
+/// Once the wait has read its task once (it then sleeps a whole poll
+/// interval unless told), opens the gate; the wait's result, which the
+/// notification must bring long before the next poll.
+async fn open_gate_and_wait(
+    gate: &Notify,
+    seen: &Seen,
+    wait: tokio::task::JoinHandle<Result<CallToolResult, toolwire_client::Error>>,
+) -> CallToolResult {
+    seen.until("tasks/get", 1).await;
+    gate.notify_one();
+    tokio::time::timeout(LIMIT, wait)
+        .await
+        .expect("the notification should end the wait long before the next poll")
+        .unwrap()
+        .unwrap()
+}
+
 fn text(result: &toolwire_protocol::CallToolResult) -> &str {
     result.content[0].as_text().unwrap()
 }
@@ -128,13 +145,7 @@ async fn a_notification_ends_the_wait_without_waiting_for_the_next_poll() {
         tokio::spawn(async move { client.call_tool_with("gate", json!({}), &options).await });
     // The wait has subscribed and read the task once; it now sleeps 30 s
     // unless the server tells it something.
-    seen.until("tasks/get", 1).await;
-    gate.notify_one();
-    let result = tokio::time::timeout(LIMIT, call)
-        .await
-        .expect("the notification should end the wait long before the next poll")
-        .unwrap()
-        .unwrap();
+    let result = open_gate_and_wait(&gate, &seen, call).await;
     assert_eq!(text(&result), "through the gate");
     assert_eq!(
         seen.methods(),
@@ -170,13 +181,7 @@ async fn a_notification_ends_the_wait_without_waiting_for_the_next_poll() {
     let second = self::client(&url);
     let resumed = second.task(&id);
     let wait = tokio::spawn(async move { resumed.wait().await });
-    seen.until("tasks/get", 1).await;
-    gate.notify_one();
-    let result = tokio::time::timeout(LIMIT, wait)
-        .await
-        .expect("the notification should end the wait")
-        .unwrap()
-        .unwrap();
+    let result = open_gate_and_wait(&gate, &seen, wait).await;
     assert_eq!(text(&result), "through the gate");
     assert_eq!(
         seen.methods(),

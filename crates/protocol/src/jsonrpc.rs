@@ -52,6 +52,23 @@ pub enum RequestId {
     String(String),
 }
 
+impl RequestId {
+    /// The id as plain text: a number's digits, a string without quotes
+    /// (as telemetry's `jsonrpc.request.id` wants it).
+    ///
+    /// ```
+    /// use toolwire_protocol::RequestId;
+    /// assert_eq!(RequestId::Number(7).plain_text(), "7");
+    /// assert_eq!(RequestId::String("a-1".into()).plain_text(), "a-1");
+    /// ```
+    pub fn plain_text(&self) -> String {
+        match self {
+            RequestId::Number(n) => n.to_string(),
+            RequestId::String(s) => s.clone(),
+        }
+    }
+}
+
 impl std::fmt::Display for RequestId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -56,7 +56,7 @@ pub(crate) fn start(request: &Request, env: &RequestEnv, version: Option<&str>) 
     Operation::new(Side::Server, &request.method)
         .target(peek.name.as_deref())
         .resource_uri(peek.uri.as_deref())
-        .request_id(Some(id_text(&request.id)))
+        .request_id(Some(request.id.plain_text()))
         .protocol_version(version.or(meta.protocol_version.as_deref()))
         .session_id(env.session_id.as_deref())
         .network(env.network)
@@ -68,7 +68,7 @@ pub(crate) fn start(request: &Request, env: &RequestEnv, version: Option<&str>) 
 /// span, and puts its trace context in the request's `_meta`.
 pub(crate) fn start_peer_request(method: &str, id: &RequestId, params: &mut Params) -> Started {
     let started = Operation::new(Side::Client, method)
-        .request_id(Some(id_text(id)))
+        .request_id(Some(id.plain_text()))
         .start(None);
     if let Some(headers) = TraceHeaders::of(started.span()) {
         let meta = params
@@ -94,14 +94,6 @@ pub(crate) async fn traced<T>(
     let done = serve.instrument(started.span().clone()).await;
     started.finish(outcome(&done));
     done
-}
-
-/// A JSON-RPC id as the conventions want it: a string, unquoted.
-pub(crate) fn id_text(id: &RequestId) -> String {
-    match id {
-        RequestId::Number(n) => n.to_string(),
-        RequestId::String(s) => s.clone(),
-    }
 }
 
 /// How a response message ends its request.
