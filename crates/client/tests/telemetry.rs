@@ -485,3 +485,48 @@ async fn a_legacy_session_ending_records_its_duration_on_both_sides() {
         "{names:?}"
     );
 }
+
+#[tokio::test]
+async fn a_malformed_traceparent_starts_a_new_trace_and_the_call_is_served() {
+    use toolwire_protocol::{Message, Request};
+    caught();
+    let server = demo_server();
+    let params = json!({
+        "name": "echo",
+        "arguments": {"text": "still served"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "traceparent": "00-not-a-trace-context-01",
+        }
+    });
+    let request = Request::new(41_017, "tools/call", Some(support::object(params)));
+    let Message::Result(response) = server
+        .handle_request(request, toolwire_server::RequestEnv::new())
+        .await
+    else {
+        panic!("the call should be answered");
+    };
+    assert_eq!(response.result["content"][0]["text"], "still served");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let span = loop {
+        let found = caught()
+            .spans
+            .get_finished_spans()
+            .unwrap()
+            .into_iter()
+            .find(|s| text(s, "jsonrpc.request.id").as_deref() == Some("41017"));
+        if let Some(span) = found {
+            break span;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no span for the call"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(span.name, "tools/call echo");
+    assert_eq!(span.span_kind, SpanKind::Server);
+    assert_eq!(span.parent_span_id, SpanId::INVALID, "a root span");
+    assert!(!span.parent_span_is_remote);
+}
