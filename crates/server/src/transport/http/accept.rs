@@ -16,14 +16,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::conn::{log_end, route};
+use super::conn::{Routes, log_end};
 use super::h2c::{self, Protocol};
 use super::tls::TlsConfig;
 
@@ -39,7 +38,7 @@ pub(crate) struct Drained {
 /// What every connection is served with.
 #[derive(Clone)]
 pub(crate) struct Connections {
-    pub router: Router,
+    pub(super) routes: Routes,
     pub header_read_timeout: Duration,
     /// Set: every connection opens with a TLS handshake.
     pub tls: Option<Arc<TlsConfig>>,
@@ -107,7 +106,7 @@ impl Connections {
                 // make every connection's task that large.
                 Box::pin(h2c::serve(
                     stream,
-                    self.router,
+                    self.routes,
                     peer,
                     closing,
                     timeout,
@@ -144,7 +143,7 @@ impl Connections {
             let timeout = self.header_read_timeout;
             Box::pin(h2c::serve(
                 stream,
-                self.router,
+                self.routes,
                 peer,
                 closing,
                 timeout,
@@ -164,8 +163,8 @@ impl Connections {
         peer: SocketAddr,
         closing: &mut watch::Receiver<bool>,
     ) {
-        let router = &self.router;
-        let service = hyper::service::service_fn(move |request| route(router, peer, request));
+        let routes = &self.routes;
+        let service = hyper::service::service_fn(move |request| routes.route(peer, request));
         // hyper applies one timeout to every request head, the first one
         // included: a client whose first bytes began like the HTTP/2
         // preface (`P`, `PR`, ...) and then stalled gets it once more.

@@ -20,7 +20,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::Router;
 use hyper::body::{Body, Frame, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -28,7 +27,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::conn::{log_end, route};
+use super::conn::{Routes, log_end};
 
 /// The first bytes an HTTP/2 client sends (RFC 9113 §3.4).
 const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -110,7 +109,7 @@ pub(super) async fn sniff(stream: &TcpStream) -> io::Result<Option<Protocol>> {
 /// streams finish).
 pub(super) async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     stream: S,
-    router: Router,
+    routes: Routes,
     peer: SocketAddr,
     mut closing: watch::Receiver<bool>,
     idle_timeout: Duration,
@@ -120,7 +119,7 @@ pub(super) async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     let open = Arc::new(open);
     let service = hyper::service::service_fn(move |request| {
         let guard = OpenStream::new(Arc::clone(&open));
-        let reply = route(&router, peer, request);
+        let reply = routes.route(peer, request);
         // hyper spawns a task per stream that holds this future until the
         // reply's head is ready, then the body for the stream's life. Boxed,
         // the future (the request and the router's state, about 600 bytes)

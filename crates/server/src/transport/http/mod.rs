@@ -103,6 +103,7 @@ pub use self::config::{
     DEFAULT_MAX_SESSIONS, DEFAULT_PATH, DEFAULT_REPLAY_EVENTS, DEFAULT_SESSION_IDLE_TIMEOUT,
     DEFAULT_SSE_KEEP_ALIVE, HttpConfig, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
 };
+use self::conn::Routes;
 use self::endpoint::{Endpoint, handle};
 pub use self::health::{HEALTHZ_PATH, READYZ_PATH, health_routes, health_routes_for};
 pub use self::sessions::SessionTable;
@@ -121,15 +122,15 @@ use crate::transport::drain::{CallCounter, DrainStart};
 /// ```
 pub fn router(server: Server, config: HttpConfig) -> Router {
     let sessions = SessionTable::for_config(&config, &server);
-    router_with(server, config, sessions, CallCounter::default())
+    routes_with(server, config, sessions, CallCounter::default()).router
 }
 
-fn router_with(
+fn routes_with(
     server: Server,
     config: HttpConfig,
     sessions: SessionTable,
     calls: CallCounter,
-) -> Router {
+) -> Routes {
     let path = config.path.clone();
     let mut router = Router::new().route(&path, any(handle));
     if let Some(auth) = &config.auth {
@@ -147,7 +148,10 @@ fn router_with(
         sessions,
         calls,
     });
-    router.with_state(endpoint)
+    Routes {
+        router: router.with_state(Arc::clone(&endpoint)),
+        endpoint,
+    }
 }
 
 /// Serves `server` at `http://{addr}/mcp` (or `config`'s path) until the
@@ -187,7 +191,7 @@ pub struct HttpServer {
     listener: TcpListener,
     local_addr: SocketAddr,
     server: Server,
-    router: Router,
+    routes: Routes,
     sessions: SessionTable,
     header_read_timeout: Duration,
     calls: CallCounter,
@@ -232,7 +236,7 @@ impl HttpServer {
             local_addr,
             header_read_timeout: config.header_read_timeout,
             tls: config.tls.clone(),
-            router: router_with(server.clone(), config, sessions.clone(), calls.clone()),
+            routes: routes_with(server.clone(), config, sessions.clone(), calls.clone()),
             sessions,
             server,
             calls,
@@ -263,7 +267,7 @@ impl HttpServer {
     /// # }
     /// ```
     pub fn with_routes(mut self, routes: Router) -> HttpServer {
-        self.router = self.router.merge(routes);
+        self.routes.router = self.routes.router.merge(routes);
         self
     }
 
@@ -326,7 +330,7 @@ impl HttpServer {
             sessions.end_all();
         };
         let connections = Connections {
-            router: self.router,
+            routes: self.routes,
             header_read_timeout: self.header_read_timeout,
             tls: self.tls,
         };
