@@ -63,7 +63,8 @@ pub use store::rate_limit::{
     DEFAULT_TOOL_CALL_LIMIT, InMemoryRateLimits, RateLimit, RateLimitStore,
 };
 pub use store::sessions::{
-    InMemorySessionStore, SessionEvent, SessionRecord, SessionStore, SessionStoreUnavailable,
+    InMemorySessionStore, Refreshed, SessionEvent, SessionRecord, SessionStore,
+    SessionStoreUnavailable,
 };
 pub use store::task_record::TaskRecord;
 pub use store::tasks::{

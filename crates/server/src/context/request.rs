@@ -86,6 +86,21 @@ impl Principal {
             None => String::new(),
         }
     }
+
+    /// Whether [`key`](Self::key) is `key`, without making it.
+    ///
+    /// ```
+    /// use toolwire_server::Principal;
+    /// assert!(Principal::new("alice").has_key("s:alice"));
+    /// assert!(!Principal::new("alice").has_key(""));
+    /// assert!(Principal::anonymous().has_key(""));
+    /// ```
+    pub fn has_key(&self, key: &str) -> bool {
+        match &self.subject {
+            Some(subject) => key.strip_prefix("s:") == Some(subject.as_str()),
+            None => key.is_empty(),
+        }
+    }
 }
 
 /// Where a request's own notifications go (its stdio line or its SSE stream).

@@ -104,6 +104,23 @@ impl SessionEvent {
     }
 }
 
+/// What [`SessionStore::refresh`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refreshed {
+    /// The session ended, expired or never existed.
+    Gone,
+    /// Its record as it is now, and the revision to name next time (0: the
+    /// store keeps none, so it never answers [`Refreshed::Unchanged`]).
+    Record {
+        /// The record.
+        record: SessionRecord,
+        /// The store's revision of it.
+        revision: u64,
+    },
+    /// The record is still the revision the caller saw.
+    Unchanged,
+}
+
 /// The store could not be reached.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -140,6 +157,39 @@ pub trait SessionStore: Send + Sync + fmt::Debug + 'static {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, SessionStoreUnavailable>>;
 
+    /// [`load`](Self::load) for a session this instance already runs, whose
+    /// record it last had at `seen` (a [`Refreshed::Record`]'s revision):
+    /// [`Refreshed::Unchanged`] when the record is still that one, which
+    /// spares copying it on every request. The default, for stores that
+    /// keep no revisions, is `load`'s answer at revision 0 (never seen).
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// use std::time::Duration;
+    /// use toolwire_server::{InMemorySessionStore, Refreshed, SessionStore};
+    /// let store = InMemorySessionStore::new();
+    /// let ttl = Duration::from_secs(60);
+    /// assert_eq!(store.refresh("unknown", ttl, None).await, Ok(Refreshed::Gone));
+    /// # }
+    /// ```
+    fn refresh<'a>(
+        &'a self,
+        id: &'a str,
+        ttl: Duration,
+        seen: Option<u64>,
+    ) -> BoxFuture<'a, Result<Refreshed, SessionStoreUnavailable>> {
+        let _ = seen;
+        Box::pin(async move {
+            Ok(match self.load(id, ttl).await? {
+                Some(record) => Refreshed::Record {
+                    record,
+                    revision: 0,
+                },
+                None => Refreshed::Gone,
+            })
+        })
+    }
+
     /// Replaces the record of a session that still exists; false when it
     /// does not.
     fn save<'a>(
@@ -171,8 +221,17 @@ pub struct InMemorySessionStore {
 }
 
 struct Records {
-    entries: HashMap<String, (SessionRecord, Instant)>,
+    entries: HashMap<String, Stored>,
     next_sweep: usize,
+    /// The revision the next create or save gives its record (from 1, so
+    /// that 0 never names one).
+    next_revision: u64,
+}
+
+struct Stored {
+    record: SessionRecord,
+    expiry: Instant,
+    revision: u64,
 }
 
 impl fmt::Debug for InMemorySessionStore {
@@ -190,6 +249,7 @@ impl Default for InMemorySessionStore {
             records: Mutex::new(Records {
                 entries: HashMap::new(),
                 next_sweep: 64,
+                next_revision: 1,
             }),
             events: broadcast::channel(EVENT_BUFFER).0,
         }
@@ -209,21 +269,27 @@ impl InMemorySessionStore {
 
 impl Records {
     /// The live record `id`, its expiry moved to `ttl` from `now`.
-    fn refresh(&mut self, id: &str, now: Instant, ttl: Duration) -> Option<&mut SessionRecord> {
+    fn refresh(&mut self, id: &str, now: Instant, ttl: Duration) -> Option<&mut Stored> {
         if self
             .entries
             .get(id)
-            .is_some_and(|(_, expiry)| *expiry <= now)
+            .is_some_and(|stored| stored.expiry <= now)
         {
             self.entries.remove(id);
         }
-        let (record, expiry) = self.entries.get_mut(id)?;
-        *expiry = now + ttl;
-        Some(record)
+        let stored = self.entries.get_mut(id)?;
+        stored.expiry = now + ttl;
+        Some(stored)
+    }
+
+    fn take_revision(&mut self) -> u64 {
+        let revision = self.next_revision;
+        self.next_revision += 1;
+        revision
     }
 
     fn sweep(&mut self, now: Instant) {
-        self.entries.retain(|_, (_, expiry)| *expiry > now);
+        self.entries.retain(|_, stored| stored.expiry > now);
         self.next_sweep = (self.entries.len() * 2).max(64);
     }
 }
@@ -244,9 +310,12 @@ impl SessionStore for InMemorySessionStore {
         if records.entries.len() >= records.next_sweep {
             records.sweep(now);
         }
-        records
-            .entries
-            .insert(id.to_owned(), (record.clone(), now + ttl));
+        let stored = Stored {
+            record: record.clone(),
+            expiry: now + ttl,
+            revision: records.take_revision(),
+        };
+        records.entries.insert(id.to_owned(), stored);
         ready(Ok(()))
     }
 
@@ -255,8 +324,27 @@ impl SessionStore for InMemorySessionStore {
         id: &'a str,
         ttl: Duration,
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, SessionStoreUnavailable>> {
-        let record = self.lock().refresh(id, Instant::now(), ttl).cloned();
-        ready(Ok(record))
+        let mut records = self.lock();
+        let record = records.refresh(id, Instant::now(), ttl);
+        ready(Ok(record.map(|stored| stored.record.clone())))
+    }
+
+    fn refresh<'a>(
+        &'a self,
+        id: &'a str,
+        ttl: Duration,
+        seen: Option<u64>,
+    ) -> BoxFuture<'a, Result<Refreshed, SessionStoreUnavailable>> {
+        let mut records = self.lock();
+        let refreshed = match records.refresh(id, Instant::now(), ttl) {
+            None => Refreshed::Gone,
+            Some(stored) if seen == Some(stored.revision) => Refreshed::Unchanged,
+            Some(stored) => Refreshed::Record {
+                record: stored.record.clone(),
+                revision: stored.revision,
+            },
+        };
+        ready(Ok(refreshed))
     }
 
     fn save<'a>(
@@ -266,9 +354,11 @@ impl SessionStore for InMemorySessionStore {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<bool, SessionStoreUnavailable>> {
         let mut records = self.lock();
+        let revision = records.take_revision();
         let saved = match records.refresh(id, Instant::now(), ttl) {
             Some(stored) => {
-                *stored = record.clone();
+                stored.record = record.clone();
+                stored.revision = revision;
                 true
             }
             None => false,
@@ -282,7 +372,7 @@ impl SessionStore for InMemorySessionStore {
             .lock()
             .entries
             .remove(id)
-            .is_some_and(|(_, expiry)| expiry > now);
+            .is_some_and(|stored| stored.expiry > now);
         ready(Ok(removed))
     }
 
@@ -344,6 +434,46 @@ mod tests {
         store.create("b", &record("p"), ttl).await.unwrap();
         assert_eq!(store.remove("b").await, Ok(true));
         assert_eq!(store.load("b", ttl).await, Ok(None));
+    }
+
+    #[tokio::test]
+    async fn refresh_copies_a_record_only_when_it_changed_since_the_revision_seen() {
+        let store = InMemorySessionStore::new();
+        let ttl = Duration::from_secs(60);
+        store.create("a", &record("p"), ttl).await.unwrap();
+        let Ok(Refreshed::Record {
+            record: found,
+            revision,
+        }) = store.refresh("a", ttl, None).await
+        else {
+            panic!("a record was expected");
+        };
+        assert_eq!(found, record("p"));
+        assert_ne!(revision, 0);
+        let unchanged = store.refresh("a", ttl, Some(revision)).await;
+        assert_eq!(unchanged, Ok(Refreshed::Unchanged));
+
+        let mut changed = record("p");
+        changed.log_level = LoggingLevel::Error;
+        store.save("a", &changed, ttl).await.unwrap();
+        let Ok(Refreshed::Record {
+            record: found,
+            revision: newer,
+        }) = store.refresh("a", ttl, Some(revision)).await
+        else {
+            panic!("the saved record was expected");
+        };
+        assert_eq!((found, newer > revision), (changed, true));
+
+        // A session made again under the same id is never "unchanged".
+        store.remove("a").await.unwrap();
+        assert_eq!(
+            store.refresh("a", ttl, Some(newer)).await,
+            Ok(Refreshed::Gone)
+        );
+        store.create("a", &record("p"), ttl).await.unwrap();
+        let again = store.refresh("a", ttl, Some(newer)).await;
+        assert!(matches!(again, Ok(Refreshed::Record { .. })), "{again:?}");
     }
 
     #[tokio::test]
