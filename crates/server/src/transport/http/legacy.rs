@@ -189,11 +189,11 @@ impl Endpoint {
             tokio::spawn(running);
         }
         match log.opening().await {
-            Opening::OnlyResponse(json) => {
-                session.drop_stream(log.stream());
-                json_body(json, StatusCode::OK)
+            Opening::OnlyResponse(json) => json_body(json, StatusCode::OK),
+            Opening::Streaming => {
+                session.keep_stream(&log);
+                self.stream_reply(&session, &log, true, 0, None)
             }
-            Opening::Streaming => self.stream_reply(&session, &log, true, 0, None),
         }
     }
 

@@ -10,7 +10,7 @@
 //! and endings travel as [`SessionEvent`]s.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -23,7 +23,7 @@ use super::config::HttpConfig;
 use super::event_log::EventLog;
 use crate::context::Principal;
 use crate::server::Server;
-use crate::store::sessions::{SessionEvent, SessionStore, SessionStoreUnavailable};
+use crate::store::sessions::{Refreshed, SessionEvent, SessionStore, SessionStoreUnavailable};
 use crate::transport::legacy::LegacySession;
 
 /// Finished request streams a session keeps for resumption.
@@ -128,8 +128,14 @@ impl SessionTable {
     ) -> Result<Option<Arc<HttpSession>>, SessionStoreUnavailable> {
         self.start_background_tasks();
         let local = self.lock().get(id).cloned();
-        let record = match self.inner.store.load(id, self.inner.idle_timeout).await {
-            Ok(record) => record,
+        let seen = local.as_ref().map(|session| session.seen_revision());
+        let refreshed = match self
+            .inner
+            .store
+            .refresh(id, self.inner.idle_timeout, seen)
+            .await
+        {
+            Ok(refreshed) => refreshed,
             Err(unavailable) => {
                 let session = local.ok_or(unavailable)?;
                 tracing::warn!(
@@ -139,24 +145,29 @@ impl SessionTable {
                 return Ok(session.owned_by(principal).then_some(session));
             }
         };
-        let Some(record) = record else {
-            if local.is_some() {
-                self.end_here(id);
+        let session = match (refreshed, local) {
+            (Refreshed::Gone, local) => {
+                if local.is_some() {
+                    self.end_here(id);
+                }
+                return Ok(None);
             }
-            return Ok(None);
-        };
-        if record.principal != principal.key() {
-            return Ok(None);
-        }
-        let session = match local {
-            Some(session) => {
+            (Refreshed::Unchanged, Some(session)) if session.owned_by(principal) => session,
+            (Refreshed::Unchanged, _) => return Ok(None),
+            (Refreshed::Record { record, .. }, _) if !principal.has_key(&record.principal) => {
+                return Ok(None);
+            }
+            (Refreshed::Record { record, revision }, Some(session)) => {
                 session.legacy.apply(&record);
+                session.saw_revision(revision);
                 session
             }
-            None => {
+            (Refreshed::Record { record, revision }, None) => {
                 let legacy =
                     LegacySession::resume(&self.inner.server, record).tag_requests(&self.inner.tag);
-                self.run_here(id.to_owned(), &principal.key(), legacy)
+                let session = self.run_here(id.to_owned(), &principal.key(), legacy);
+                session.saw_revision(revision);
+                session
             }
         };
         session.touch();
@@ -229,6 +240,7 @@ impl SessionTable {
             ended: CancellationToken::new(),
             standalone_open: AtomicBool::new(false),
             forwarding: AtomicBool::new(false),
+            seen_revision: AtomicU64::new(0),
         });
         // Two requests taking over the same session at once: one copy wins.
         Arc::clone(self.lock().entry(id).or_insert(session))
@@ -359,6 +371,8 @@ pub(super) struct HttpSession {
     pub(super) ended: CancellationToken,
     standalone_open: AtomicBool,
     forwarding: AtomicBool,
+    /// The store's revision of the record last applied here (0: none).
+    seen_revision: AtomicU64,
 }
 
 /// The resumable streams of a session.
@@ -370,7 +384,17 @@ struct Streams {
 
 impl HttpSession {
     fn owned_by(&self, principal: &Principal) -> bool {
-        self.principal == principal.key()
+        principal.has_key(&self.principal)
+    }
+
+    /// The revision to name to [`SessionStore::refresh`]; 0 (no store
+    /// revision) until a record was applied.
+    fn seen_revision(&self) -> u64 {
+        self.seen_revision.load(Ordering::Relaxed)
+    }
+
+    fn saw_revision(&self, revision: u64) {
+        self.seen_revision.store(revision, Ordering::Relaxed);
     }
 
     fn touch(&self) {
@@ -396,9 +420,22 @@ impl HttpSession {
         }
     }
 
-    /// A new stream for one request's messages. Finished streams are kept
-    /// a while for resumption; the oldest beyond the bound are forgotten.
+    /// A new stream for one request's messages, not yet kept for
+    /// resumption: see [`HttpSession::keep_stream`].
     pub(super) fn new_stream(&self) -> Arc<EventLog> {
+        let number = {
+            let mut streams = self.streams.lock().expect("streams lock");
+            streams.next += 1;
+            streams.next
+        };
+        EventLog::new(number, self.replay_events)
+    }
+
+    /// Keeps `log` for resumption (`GET` with `Last-Event-ID`) once it is
+    /// sent as an SSE stream; a reply sent as plain JSON gave the client no
+    /// event id to resume from, so it is never kept. Finished streams are
+    /// kept up to a bound, the oldest forgotten first.
+    pub(super) fn keep_stream(&self, log: &Arc<EventLog>) {
         let mut streams = self.streams.lock().expect("streams lock");
         let mut finished: Vec<u64> = streams
             .open
@@ -412,20 +449,7 @@ impl HttpSession {
                 streams.open.remove(old);
             }
         }
-        streams.next += 1;
-        let number = streams.next;
-        let log = EventLog::new(number, self.replay_events);
-        streams.open.insert(number, Arc::clone(&log));
-        log
-    }
-
-    /// Forgets a stream that was answered as plain JSON.
-    pub(super) fn drop_stream(&self, stream: u64) {
-        self.streams
-            .lock()
-            .expect("streams lock")
-            .open
-            .remove(&stream);
+        streams.open.insert(log.stream(), Arc::clone(log));
     }
 
     /// The stream numbered `stream`, if it is still kept.
