@@ -112,8 +112,8 @@ pub enum Refreshed {
     /// Its record as it is now, and the revision to name next time (0: the
     /// store keeps none, so it never answers [`Refreshed::Unchanged`]).
     Record {
-        /// The record.
-        record: SessionRecord,
+        /// The record (boxed: the other answers are small).
+        record: Box<SessionRecord>,
         /// The store's revision of it.
         revision: u64,
     },
@@ -182,7 +182,7 @@ pub trait SessionStore: Send + Sync + fmt::Debug + 'static {
         Box::pin(async move {
             Ok(match self.load(id, ttl).await? {
                 Some(record) => Refreshed::Record {
-                    record,
+                    record: Box::new(record),
                     revision: 0,
                 },
                 None => Refreshed::Gone,
@@ -340,7 +340,7 @@ impl SessionStore for InMemorySessionStore {
             None => Refreshed::Gone,
             Some(stored) if seen == Some(stored.revision) => Refreshed::Unchanged,
             Some(stored) => Refreshed::Record {
-                record: stored.record.clone(),
+                record: Box::new(stored.record.clone()),
                 revision: stored.revision,
             },
         };
@@ -448,7 +448,7 @@ mod tests {
         else {
             panic!("a record was expected");
         };
-        assert_eq!(found, record("p"));
+        assert_eq!(*found, record("p"));
         assert_ne!(revision, 0);
         let unchanged = store.refresh("a", ttl, Some(revision)).await;
         assert_eq!(unchanged, Ok(Refreshed::Unchanged));
@@ -463,7 +463,7 @@ mod tests {
         else {
             panic!("the saved record was expected");
         };
-        assert_eq!((found, newer > revision), (changed, true));
+        assert_eq!((*found, newer > revision), (changed, true));
 
         // A session made again under the same id is never "unchanged".
         store.remove("a").await.unwrap();

@@ -163,8 +163,8 @@ impl SessionTable {
                 session
             }
             (Refreshed::Record { record, revision }, None) => {
-                let legacy =
-                    LegacySession::resume(&self.inner.server, record).tag_requests(&self.inner.tag);
+                let legacy = LegacySession::resume(&self.inner.server, *record)
+                    .tag_requests(&self.inner.tag);
                 let session = self.run_here(id.to_owned(), &principal.key(), legacy);
                 session.saw_revision(revision);
                 session
