@@ -65,8 +65,9 @@ impl Answer {
             Answer::Object(result) => write_json(out, result),
             Answer::Listing(listing, mode) => {
                 let start = out.len();
-                listing.write(out);
-                scrub_json_tail(out, start, *mode);
+                if !listing.write(out) {
+                    scrub_json_tail(out, start, *mode);
+                }
             }
             Answer::ToolResult(result, server_info) => {
                 write_json(out, result);

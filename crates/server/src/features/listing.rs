@@ -41,6 +41,12 @@ pub(crate) trait Listed: Named {
         256
     }
 
+    /// True when what [`Listed::write_listed`] appends is known, without
+    /// looking, to be ASCII (kept with the encoding); false when unknown.
+    fn listed_is_ascii(&self) -> bool {
+        false
+    }
+
     /// True when `principal` may see and use the entry.
     fn permits(&self, principal: &Principal) -> bool {
         self.required_scopes()
@@ -102,6 +108,10 @@ impl Listed for RegisteredTool {
     fn listed_len(&self) -> usize {
         self.encoded.len()
     }
+
+    fn listed_is_ascii(&self) -> bool {
+        self.encoded_is_ascii
+    }
 }
 
 /// Implements [`Listed`] for a registered entry from its `definition` and
@@ -138,6 +148,7 @@ pub(crate) trait ListingEntry: Send + Sync {
     fn value(&self) -> Value;
     fn write(&self, out: &mut Vec<u8>);
     fn encoded_len(&self) -> usize;
+    fn known_ascii(&self) -> bool;
 }
 
 impl<T: Listed + Send + Sync> ListingEntry for T {
@@ -151,6 +162,10 @@ impl<T: Listed + Send + Sync> ListingEntry for T {
 
     fn encoded_len(&self) -> usize {
         self.listed_len()
+    }
+
+    fn known_ascii(&self) -> bool {
+        self.listed_is_ascii()
     }
 }
 
@@ -190,24 +205,30 @@ impl Listing {
     }
 
     /// Appends the result object, encoded: byte for byte the serialised
-    /// [`Listing::into_object`].
-    pub fn write(&self, out: &mut Vec<u8>) {
+    /// [`Listing::into_object`]. True when all of it is ASCII, so the
+    /// invisible-text rule has nothing to scan: each entry's encoding says
+    /// so once, when it was registered, and the rest is checked here.
+    pub fn write(&self, out: &mut Vec<u8>) -> bool {
         // One allocation for the page, not a doubling (and copy) per size:
         // the entries' length, and room for the members around them (the
         // buffer grew twice per page when only the entries were counted).
         let entries: usize = self.entries.iter().map(|e| e.encoded_len() + 1).sum();
         out.reserve(entries + HEAD_ROOM);
+        let mut ascii = true;
         out.push(b'{');
         for (index, (key, value)) in self.head.iter().enumerate() {
             if index > 0 {
                 out.push(b',');
             }
+            let from = out.len();
             write_json(out, key);
             out.push(b':');
             if key == self.field {
-                self.write_entries(out);
+                let key_ascii = out[from..].is_ascii();
+                ascii &= self.write_entries(out) && key_ascii;
             } else {
                 write_json(out, value);
+                ascii &= out[from..].is_ascii();
             }
         }
         if !self.head.contains_key(self.field) {
@@ -217,19 +238,25 @@ impl Listing {
             }
             write_json(out, self.field);
             out.push(b':');
-            self.write_entries(out);
+            ascii &= self.write_entries(out);
         }
         out.push(b'}');
+        ascii
     }
 
-    fn write_entries(&self, out: &mut Vec<u8>) {
+    /// Appends the entries; true when all of them are ASCII.
+    fn write_entries(&self, out: &mut Vec<u8>) -> bool {
+        let mut ascii = true;
         out.push(b'[');
         for (index, entry) in self.entries.iter().enumerate() {
             if index > 0 {
                 out.push(b',');
             }
+            let from = out.len();
             entry.write(out);
+            ascii &= entry.known_ascii() || out[from..].is_ascii();
         }
         out.push(b']');
+        ascii
     }
 }

@@ -102,6 +102,9 @@ pub(crate) struct RegisteredTool {
     pub listed: Value,
     /// `listed` encoded, for transports that write a page's JSON directly.
     pub encoded: Box<str>,
+    /// Whether `encoded` is ASCII: then the invisible-text rule has nothing
+    /// to find in it, and a page need not scan it again.
+    pub encoded_is_ascii: bool,
     pub handler: ErasedToolHandler,
     pub input_schema: CompiledSchema,
     pub output_schema: Option<CompiledSchema>,
@@ -158,8 +161,10 @@ impl RegisteredTool {
             })?;
         warn_sensitive_headers(&tool, &input, &header_params);
         let listed = serde_json::to_value(&builder.definition).unwrap_or_default();
+        let encoded = listed.to_string().into_boxed_str();
         Ok(RegisteredTool {
-            encoded: listed.to_string().into_boxed_str(),
+            encoded_is_ascii: encoded.is_ascii(),
+            encoded,
             listed,
             definition: builder.definition,
             handler,
