@@ -27,6 +27,7 @@ use super::sse::sse_response;
 use crate::context::encode::encode_message;
 use crate::context::{Outbox, Principal, RequestEnv};
 use crate::store::sessions::SessionEvent;
+use crate::transport::drain::CallGuard;
 use crate::transport::legacy::{LegacyResponse, LegacySession, forward_changes};
 use toolwire_telemetry::Network;
 
@@ -170,18 +171,16 @@ impl Endpoint {
             // Copied only for telemetry: it costs an allocation.
             session_id: toolwire_telemetry::enabled().then(|| Arc::from(session.id.as_str())),
         };
-        let call = self.calls.enter();
-        let running = run_request(
+        // Made in its box: the future is large (about 5 KB, the dispatcher's
+        // with it), and each move of it is a copy.
+        let mut running = Box::pin(run_request(
             self.sessions.clone(),
             Arc::clone(&session),
             Arc::clone(&log),
             request,
             env,
-        );
-        let mut running = Box::pin(async move {
-            let _call = call;
-            running.await
-        });
+            self.calls.enter(),
+        ));
         // Served here until it first waits (most calls never do), then in a
         // task of its own: a client that drops the connection must not
         // cancel it (2025-11-25), and this future ends with the connection.
@@ -282,6 +281,7 @@ async fn run_request(
     log: Arc<EventLog>,
     request: Request,
     env: RequestEnv,
+    _call: CallGuard,
 ) {
     let id = request.id.clone();
     let changes_record = LegacySession::changes_record(&request.method);
