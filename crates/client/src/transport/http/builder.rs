@@ -1,10 +1,13 @@
 //! [`HttpTransportBuilder`]: the settings of an [`HttpTransport`].
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use hyper_util::client::proxy::matcher::Matcher;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
-use super::{HttpInner, HttpTransport, redirect};
+use super::lean::{self, LeanClient};
+use super::sender::{LeanSender, ReqwestSettings, Sender};
+use super::{HttpInner, HttpTransport, redirect, tls};
 use crate::transport::{Era, InboundSlot, ProtocolMode, TransportError};
 
 /// Configures an [`HttpTransport`].
@@ -56,7 +59,8 @@ impl HttpTransportBuilder {
         self
     }
 
-    /// Uses this reqwest client (for proxies, TLS roots, connection pools).
+    /// Uses this reqwest client (for proxies, TLS roots, connection pools):
+    /// every request goes through it, with its own redirect policy.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.client = Some(client);
         self
@@ -137,6 +141,15 @@ impl HttpTransportBuilder {
     }
 
     /// Checks the URL and headers and makes the transport.
+    ///
+    /// Without [`http_client`](Self::http_client) the transport sends through
+    /// a client of its own, chosen here once: hyper-util's pooled client
+    /// directly (rustls, keep-alive, same-origin redirects), or a reqwest
+    /// client configured the same way when reqwest must keep doing it:
+    /// with [`oauth`](Self::oauth) (the OAuth flow sends through reqwest),
+    /// when a proxy environment variable applies to the URL (`HTTP_PROXY`,
+    /// `HTTPS_PROXY`, `ALL_PROXY`, honouring `NO_PROXY`), and for a URL
+    /// with credentials in it (reqwest sends them as basic authorization).
     pub fn build(self) -> Result<HttpTransport, TransportError> {
         let url = reqwest::Url::parse(&self.url)
             .map_err(|e| TransportError::Io(format!("invalid URL {:?}: {e}", self.url)))?;
@@ -155,29 +168,19 @@ impl HttpTransportBuilder {
             .get(AUTHORIZATION)
             .map(|v| crate::digest::short_hex(v.as_bytes()))
             .unwrap_or_default();
-        let client = match self.client {
-            Some(_) if self.http2_prior_knowledge => {
-                return Err(TransportError::Io(
-                    "http2_prior_knowledge applies to the HTTP client the transport builds; \
-                     with http_client, set it on that reqwest client"
-                        .to_owned(),
-                ));
-            }
-            Some(_) if !self.ca_pem.is_empty() => {
-                return Err(TransportError::Io(
-                    "ca_certificate_pem applies to the HTTP client the transport builds; \
-                     with http_client, add the root certificate to that reqwest client"
-                        .to_owned(),
-                ));
-            }
-            Some(client) => client,
-            None => default_client(self.http2_prior_knowledge, &self.ca_pem)?,
-        };
+        let has_oauth = self.oauth.is_some();
+        let sender = sender(
+            self.client,
+            &url,
+            has_oauth,
+            self.http2_prior_knowledge,
+            self.ca_pem,
+        )?;
         Ok(HttpTransport {
             inner: Arc::new(HttpInner {
                 oauth: self.oauth.map(|o| o.session(url.clone())),
                 url,
-                client,
+                sender,
                 headers,
                 credentials_key,
                 max_message_bytes: self.max_message_bytes,
@@ -190,29 +193,107 @@ impl HttpTransportBuilder {
     }
 }
 
-/// The reqwest client a transport builds when given none.
-fn default_client(
+/// How the transport sends, chosen once: the caller's reqwest client; the
+/// lean path (hyper-util, `lean.rs`) when it behaves exactly as reqwest
+/// would ([`lean_endpoint`]); else a reqwest client of the transport's own.
+fn sender(
+    client: Option<reqwest::Client>,
+    url: &reqwest::Url,
+    has_oauth: bool,
     http2_prior_knowledge: bool,
-    ca_pem: &[u8],
+    ca_pem: Vec<u8>,
+) -> Result<Sender, TransportError> {
+    if let Some(client) = client {
+        if http2_prior_knowledge {
+            return Err(TransportError::Io(
+                "http2_prior_knowledge applies to the HTTP client the transport builds; \
+                 with http_client, set it on that reqwest client"
+                    .to_owned(),
+            ));
+        }
+        if !ca_pem.is_empty() {
+            return Err(TransportError::Io(
+                "ca_certificate_pem applies to the HTTP client the transport builds; \
+                 with http_client, add the root certificate to that reqwest client"
+                    .to_owned(),
+            ));
+        }
+        return Ok(Sender::Reqwest(client));
+    }
+    let settings = ReqwestSettings {
+        http2_prior_knowledge,
+        ca_pem,
+    };
+    let endpoint = match lean_endpoint(url, has_oauth) {
+        Ok(endpoint) => endpoint,
+        Err(reason) => {
+            tracing::debug!(%url, reason, "the HTTP transport sends through reqwest");
+            return Ok(Sender::Reqwest(default_client(&settings)?));
+        }
+    };
+    ca_certificates(&settings.ca_pem)?;
+    let tls = tls::client_config(&settings.ca_pem)?;
+    Ok(Sender::Lean(Box::new(LeanSender {
+        client: LeanClient::new(endpoint, http2_prior_knowledge, tls),
+        other_origins: OnceLock::new(),
+        settings,
+    })))
+}
+
+/// The endpoint's URI when the lean path sends to it as reqwest would;
+/// otherwise why it does not. reqwest stays for OAuth (its flow sends
+/// through reqwest), for a proxy that applies to the URL (reqwest honours
+/// `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY`, and whatever
+/// else hyper-util's system matcher reads), for credentials in the URL
+/// (reqwest sends them as basic authorization) and for a URL that is not
+/// `http(s)` or that hyper cannot take (reqwest's own error says why).
+fn lean_endpoint(url: &reqwest::Url, has_oauth: bool) -> Result<http::Uri, &'static str> {
+    if has_oauth {
+        return Err("OAuth is configured");
+    }
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err("not an http or https URL");
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("the URL holds credentials");
+    }
+    let uri = lean::uri_of(url).map_err(|_| "the URL is not a URI hyper takes")?;
+    if Matcher::from_system().intercept(&uri).is_some() {
+        return Err("a proxy applies to the URL");
+    }
+    Ok(uri)
+}
+
+/// The certificates of `ca_pem`, read as reqwest reads them (its errors are
+/// the transport's).
+fn ca_certificates(ca_pem: &[u8]) -> Result<Vec<reqwest::Certificate>, TransportError> {
+    if ca_pem.is_empty() {
+        return Ok(Vec::new());
+    }
+    let certificates = reqwest::Certificate::from_pem_bundle(ca_pem).map_err(|e| {
+        TransportError::Io(format!("the CA certificates are not PEM certificates: {e}"))
+    })?;
+    if certificates.is_empty() {
+        return Err(TransportError::Io(
+            "the CA certificates hold no CERTIFICATE block".to_owned(),
+        ));
+    }
+    Ok(certificates)
+}
+
+/// The reqwest client a transport builds when given none (also the lean
+/// path's for a URL of another origin).
+pub(super) fn default_client(
+    settings: &ReqwestSettings,
 ) -> Result<reqwest::Client, TransportError> {
     let mut builder = reqwest::Client::builder()
         .use_rustls_tls()
         .redirect(redirect::same_origin());
-    if http2_prior_knowledge {
+    if settings.http2_prior_knowledge {
         builder = builder.http2_prior_knowledge();
     }
-    if !ca_pem.is_empty() {
-        let certificates = reqwest::Certificate::from_pem_bundle(ca_pem).map_err(|e| {
-            TransportError::Io(format!("the CA certificates are not PEM certificates: {e}"))
-        })?;
-        if certificates.is_empty() {
-            return Err(TransportError::Io(
-                "the CA certificates hold no CERTIFICATE block".to_owned(),
-            ));
-        }
-        for certificate in certificates {
-            builder = builder.add_root_certificate(certificate);
-        }
+    for certificate in ca_certificates(&settings.ca_pem)? {
+        builder = builder.add_root_certificate(certificate);
     }
     builder
         .build()

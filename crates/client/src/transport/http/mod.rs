@@ -18,10 +18,16 @@ use super::{
 };
 
 mod builder;
+mod lean;
 mod legacy;
 mod redirect;
+mod response;
+mod sender;
+mod tls;
 
 pub use builder::HttpTransportBuilder;
+use response::HttpResponse;
+use sender::Sender;
 
 /// Header carrying the protocol version of a request.
 pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
@@ -34,7 +40,10 @@ pub const SESSION_ID_HEADER: &str = "Mcp-Session-Id";
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
-/// Talks to a server's MCP endpoint over Streamable HTTP (reqwest, rustls).
+/// Talks to a server's MCP endpoint over Streamable HTTP: through
+/// hyper-util's client with rustls, or through reqwest with OAuth, a
+/// caller's [`reqwest::Client`] or a proxy (see
+/// [`HttpTransportBuilder::build`]).
 ///
 /// ```
 /// use toolwire_client::transport::HttpTransport;
@@ -52,7 +61,7 @@ pub struct HttpTransport {
 #[derive(Debug)]
 struct HttpInner {
     url: reqwest::Url,
-    client: reqwest::Client,
+    sender: Sender,
     headers: HeaderMap,
     credentials_key: String,
     max_message_bytes: usize,
@@ -117,7 +126,7 @@ enum ReplyBody {
     /// A JSON body holding one message.
     Message(Message),
     /// An SSE stream.
-    Stream(reqwest::Response),
+    Stream(HttpResponse),
     /// A 2xx with no body (202 for notifications and responses).
     Accepted(u16),
 }
@@ -201,7 +210,7 @@ impl HttpInner {
         method: reqwest::Method,
         headers: HeaderMap,
         body: Vec<u8>,
-    ) -> Result<reqwest::Response, TransportError> {
+    ) -> Result<HttpResponse, TransportError> {
         self.send_raw_to(method, &self.url, headers, body).await
     }
 
@@ -213,22 +222,17 @@ impl HttpInner {
         url: &reqwest::Url,
         headers: HeaderMap,
         body: Vec<u8>,
-    ) -> Result<reqwest::Response, TransportError> {
+    ) -> Result<HttpResponse, TransportError> {
         match &self.oauth {
-            Some(session) => Ok(session
-                .send(&self.client, method, url, &headers, &body)
-                .await?),
+            Some(session) => {
+                let client = self.sender.reqwest()?;
+                let response = session.send(client, method, url, &headers, &body).await?;
+                Ok(HttpResponse::Reqwest(response))
+            }
             None => {
-                let mut request = self
-                    .client
-                    .request(method.clone(), url.clone())
-                    .headers(headers);
-                if method == reqwest::Method::POST {
-                    request = request.body(body);
-                }
-                request.send().await.map_err(|e| {
-                    TransportError::Io(format!("{method} {url} failed: {}", with_causes(&e)))
-                })
+                self.sender
+                    .send(method, url, &self.url, headers, body)
+                    .await
             }
         }
     }
@@ -323,7 +327,7 @@ impl HttpInner {
 
     /// Reads the SSE body in a task; dropping the exchange aborts the task,
     /// which closes the stream: the server takes that as cancellation.
-    fn stream_events(&self, response: reqwest::Response) -> Exchange {
+    fn stream_events(&self, response: HttpResponse) -> Exchange {
         let (tx, rx) = mpsc::unbounded_channel();
         let max = self.max_message_bytes;
         let task = tokio::spawn(pump_events(response, tx, max));
@@ -379,7 +383,7 @@ fn is_legacy_status(status: u16) -> bool {
     (400..500).contains(&status) && !matches!(status, 401 | 403 | 408 | 413 | 429)
 }
 
-fn content_type(response: &reqwest::Response) -> String {
+fn content_type(response: &HttpResponse) -> String {
     response
         .headers()
         .get(CONTENT_TYPE)
@@ -395,7 +399,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 async fn pump_events(
-    mut response: reqwest::Response,
+    mut response: HttpResponse,
     tx: mpsc::UnboundedSender<Result<Message, TransportError>>,
     max: usize,
 ) {
@@ -446,10 +450,7 @@ fn deliver(tx: &mpsc::UnboundedSender<Result<Message, TransportError>>, data: &s
     tx.send(message).is_err() || is_response
 }
 
-async fn read_limited(
-    mut response: reqwest::Response,
-    max: usize,
-) -> Result<Vec<u8>, TransportError> {
+async fn read_limited(mut response: HttpResponse, max: usize) -> Result<Vec<u8>, TransportError> {
     let mut bytes = Vec::new();
     while let Some(chunk) = response
         .chunk()

@@ -12,7 +12,7 @@ use reqwest::Method;
 use reqwest::header::{ACCEPT, HeaderValue};
 use toolwire_protocol::{Message, Request, RequestId};
 
-use super::super::{HttpInner, content_type};
+use super::super::{HttpInner, HttpResponse, content_type};
 use super::stream::{next_chunk, read_session_stream, too_large};
 use super::{HttpSession, base_headers, encode, post_message};
 use crate::transport::TransportError;
@@ -84,7 +84,7 @@ async fn handshake(
 
 /// The data of the stream's next event.
 async fn next_data(
-    response: &mut reqwest::Response,
+    response: &mut HttpResponse,
     parser: &mut SseParser,
 ) -> Result<String, TransportError> {
     loop {
@@ -104,7 +104,7 @@ async fn next_data(
 /// nothing else first).
 async fn response_to(
     id: &RequestId,
-    response: &mut reqwest::Response,
+    response: &mut HttpResponse,
     parser: &mut SseParser,
 ) -> Result<Message, TransportError> {
     loop {

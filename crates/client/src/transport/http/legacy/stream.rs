@@ -12,7 +12,7 @@ use reqwest::header::{ACCEPT, HeaderValue};
 use tokio::sync::mpsc;
 use toolwire_protocol::{Message, Notification, Request, RequestId};
 
-use super::super::{HttpInner, content_type, insert, lock, read_limited};
+use super::super::{HttpInner, HttpResponse, content_type, insert, lock, read_limited};
 use super::post_message;
 use super::session::HttpSession;
 use crate::transport::legacy::answer_inbound;
@@ -36,7 +36,7 @@ pub(super) fn stream_exchange(
     session: &Arc<HttpSession>,
     target: Target,
     rx: mpsc::UnboundedReceiver<Result<Message, TransportError>>,
-    response: reqwest::Response,
+    response: HttpResponse,
 ) -> Exchange {
     let id = target.id.clone();
     let stream = Stream {
@@ -85,7 +85,7 @@ pub(super) fn read_session_stream(
     inner: &Arc<HttpInner>,
     session: &Arc<HttpSession>,
     parser: SseParser,
-    response: reqwest::Response,
+    response: HttpResponse,
 ) {
     let stream = Stream {
         inner: Arc::clone(inner),
@@ -123,13 +123,13 @@ enum Ended {
 impl Stream {
     /// Reads the stream, reconnecting with `Last-Event-ID` after the
     /// server's `retry` delay while it ends before its response.
-    async fn run(self, response: reqwest::Response) {
+    async fn run(self, response: HttpResponse) {
         let parser = SseParser::new(self.inner.max_message_bytes);
         self.run_with(parser, response).await;
     }
 
     /// [`Stream::run`] for a body partly read by `parser` already.
-    async fn run_with(self, mut parser: SseParser, mut response: reqwest::Response) {
+    async fn run_with(self, mut parser: SseParser, mut response: HttpResponse) {
         let mut reconnects = 0;
         loop {
             let seen = parser.last_event_id.clone();
@@ -172,7 +172,7 @@ impl Stream {
     }
 
     /// Reads one body to its end.
-    async fn read(&self, response: &mut reqwest::Response, parser: &mut SseParser) -> Ended {
+    async fn read(&self, response: &mut HttpResponse, parser: &mut SseParser) -> Ended {
         loop {
             let chunk = match next_chunk(response).await {
                 Ok(Some(chunk)) => chunk,
@@ -261,10 +261,7 @@ impl Stream {
     }
 
     /// Opens (or resumes) a GET stream.
-    async fn open_get(
-        &self,
-        last_event_id: Option<&str>,
-    ) -> Result<reqwest::Response, TransportError> {
+    async fn open_get(&self, last_event_id: Option<&str>) -> Result<HttpResponse, TransportError> {
         let mut headers = self.inner.headers.clone();
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         self.session.insert_headers(&mut headers)?;
@@ -310,7 +307,7 @@ impl Stream {
 }
 
 pub(super) async fn next_chunk(
-    response: &mut reqwest::Response,
+    response: &mut HttpResponse,
 ) -> Result<Option<impl AsRef<[u8]> + use<>>, TransportError> {
     response
         .chunk()

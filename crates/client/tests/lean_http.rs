@@ -1,0 +1,147 @@
+//! The transport's own HTTP client (hyper-util, without reqwest) over real
+//! HTTP on 127.0.0.1: the reply limit while reading, SSE replies streamed,
+//! connections kept alive, and reqwest kept for a caller's client.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::ConnectInfo;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use toolwire_client::TransportError;
+use toolwire_client::transport::{HttpTransport, OutgoingRequest, ProtocolMode, Transport};
+use toolwire_protocol::{Message, Request};
+
+const RESULT: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#;
+
+/// A server on 127.0.0.1 whose `/mcp` answers every POST with `reply`
+/// (content type, body) and records the peer address of each request.
+async fn serving(
+    content_type: &'static str,
+    body: String,
+) -> (String, Arc<Mutex<Vec<SocketAddr>>>) {
+    let peers = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&peers);
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move |ConnectInfo(peer): ConnectInfo<SocketAddr>| {
+            seen.lock().unwrap().push(peer);
+            let body = body.clone();
+            async move { ([(header::CONTENT_TYPE, content_type)], body).into_response() }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let service = app.into_make_service_with_connect_info::<SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, service).await });
+    (format!("http://127.0.0.1:{port}/mcp"), peers)
+}
+
+fn transport(url: &str, max_message_bytes: usize) -> HttpTransport {
+    HttpTransport::builder(url)
+        .protocol(ProtocolMode::Modern)
+        .max_message_bytes(max_message_bytes)
+        .build()
+        .unwrap()
+}
+
+/// The messages of one `tools/list` exchange, until its end or its error.
+async fn exchange(transport: &HttpTransport) -> Vec<Result<Message, TransportError>> {
+    let request = Request::new(1, "tools/list", None);
+    let mut exchange = match transport.send(OutgoingRequest::new(request)).await {
+        Ok(exchange) => exchange,
+        Err(error) => return vec![Err(error)],
+    };
+    let mut messages = Vec::new();
+    while let Some(message) = exchange.next().await {
+        let ends = !matches!(message, Ok(Message::Notification(_)));
+        messages.push(message);
+        if ends {
+            break;
+        }
+    }
+    messages
+}
+
+#[tokio::test]
+async fn a_json_reply_over_the_limit_is_refused_while_reading() {
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"pad":"{}"}}}}"#,
+        "x".repeat(100_000)
+    );
+    let (url, _) = serving("application/json", big).await;
+    let messages = exchange(&transport(&url, 1_000)).await;
+    assert!(
+        matches!(&messages[..], [Err(TransportError::Malformed(m))] if m == "reply larger than 1000 bytes"),
+        "{messages:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_sse_reply_is_streamed_and_its_events_limited() {
+    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#;
+    let stream = format!("data: {progress}\n\ndata: {RESULT}\n\n");
+    let (url, _) = serving("text/event-stream", stream).await;
+    let messages = exchange(&transport(&url, 1_000)).await;
+    assert!(
+        matches!(
+            &messages[..],
+            [Ok(Message::Notification(_)), Ok(Message::Result(_))]
+        ),
+        "{messages:?}"
+    );
+
+    let oversized = format!("data: {}\n\n", "x".repeat(2_000));
+    let (url, _) = serving("text/event-stream", oversized).await;
+    let messages = exchange(&transport(&url, 1_000)).await;
+    assert!(
+        matches!(&messages[..], [Err(TransportError::Malformed(m))] if m == "SSE event larger than 1000 bytes"),
+        "{messages:?}"
+    );
+}
+
+#[tokio::test]
+async fn sequential_requests_share_one_connection() {
+    let (url, peers) = serving("application/json", RESULT.to_owned()).await;
+    let transport = transport(&url, 1_000);
+    for _ in 0..5 {
+        let messages = exchange(&transport).await;
+        assert!(
+            matches!(&messages[..], [Ok(Message::Result(_))]),
+            "{messages:?}"
+        );
+    }
+    let peers = peers.lock().unwrap().clone();
+    assert_eq!(peers.len(), 5);
+    assert!(peers.iter().all(|p| *p == peers[0]), "{peers:?}");
+}
+
+#[tokio::test]
+async fn an_error_status_is_reported_with_its_body() {
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(|| async { (StatusCode::SERVICE_UNAVAILABLE, "busy") }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let messages = exchange(&transport(&url, 1_000)).await;
+    assert!(
+        matches!(&messages[..], [Err(TransportError::Http { status: 503, body })] if body == "busy"),
+        "{messages:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_an_io_error_naming_the_request() {
+    // A port just bound and released: nothing listens there.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    drop(listener);
+    let messages = exchange(&transport(&url, 1_000)).await;
+    let prefix = format!("POST {url} failed: error sending request for url ({url}): ");
+    assert!(
+        matches!(&messages[..], [Err(TransportError::Io(m))] if m.starts_with(&prefix) && m.contains("Connection refused")),
+        "{messages:?}"
+    );
+}
