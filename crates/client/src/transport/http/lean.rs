@@ -23,6 +23,7 @@ use reqwest::header::{
 use reqwest::{Method, StatusCode, Url};
 
 use super::redirect::{self, Verdict};
+use super::request_headers::Headers;
 use super::with_causes;
 use crate::transport::TransportError;
 
@@ -94,7 +95,7 @@ impl LeanClient {
         method: Method,
         url: &Url,
         to_endpoint: bool,
-        mut headers: HeaderMap,
+        headers: Headers<'_>,
         body: Vec<u8>,
     ) -> Result<LeanResponse, TransportError> {
         let uri = if to_endpoint {
@@ -107,22 +108,20 @@ impl LeanClient {
         } else {
             Bytes::new()
         };
-        headers
-            .entry(ACCEPT)
-            .or_insert(HeaderValue::from_static("*/*"));
-        let resend = Resend {
-            method: method.clone(),
-            url: url.clone(),
-            headers: headers.clone(),
-            body: body.clone(),
-        };
+        let Headers { first, again } = headers;
         let response = self
-            .send_once(method.clone(), uri, headers, body)
+            .send_once(method.clone(), uri, with_accept(first), body.clone())
             .await
             .map_err(|e| sending_failed(&method, url, &e))?;
         if !is_redirect(response.status()) {
             return Ok(response);
         }
+        let resend = Resend {
+            method: method.clone(),
+            url: url.clone(),
+            headers: with_accept(again()?),
+            body,
+        };
         self.follow(resend, response)
             .await
             .map_err(|e| e.with_context(&method, url))
@@ -257,6 +256,14 @@ impl FollowError {
             FollowError::Send(error) => sending_failed(method, url, &error),
         }
     }
+}
+
+/// reqwest's `Accept: */*` for a request without `Accept`.
+fn with_accept(mut headers: HeaderMap) -> HeaderMap {
+    headers
+        .entry(ACCEPT)
+        .or_insert(HeaderValue::from_static("*/*"));
+    headers
 }
 
 fn is_redirect(status: StatusCode) -> bool {

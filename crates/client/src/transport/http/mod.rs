@@ -21,11 +21,13 @@ mod builder;
 mod lean;
 mod legacy;
 mod redirect;
+mod request_headers;
 mod response;
 mod sender;
 mod tls;
 
 pub use builder::HttpTransportBuilder;
+use request_headers::Headers;
 use response::HttpResponse;
 use sender::Sender;
 
@@ -187,7 +189,8 @@ impl HttpInner {
     }
 
     async fn post_modern(&self, outgoing: &OutgoingRequest) -> Result<Reply, TransportError> {
-        let headers = self.request_headers(outgoing, None)?;
+        let make_headers = || self.request_headers(outgoing, None);
+        let headers = Headers::new(&make_headers)?;
         // `Message` is untagged: the request serializes as itself, uncopied.
         let body = serde_json::to_vec(&outgoing.request)
             .map_err(|e| TransportError::Malformed(e.to_string()))?;
@@ -208,7 +211,7 @@ impl HttpInner {
     async fn send_raw(
         &self,
         method: reqwest::Method,
-        headers: HeaderMap,
+        headers: Headers<'_>,
         body: Vec<u8>,
     ) -> Result<HttpResponse, TransportError> {
         self.send_raw_to(method, &self.url, headers, body).await
@@ -220,13 +223,14 @@ impl HttpInner {
         &self,
         method: reqwest::Method,
         url: &reqwest::Url,
-        headers: HeaderMap,
+        headers: Headers<'_>,
         body: Vec<u8>,
     ) -> Result<HttpResponse, TransportError> {
         match &self.oauth {
             Some(session) => {
                 let client = self.sender.reqwest()?;
-                let response = session.send(client, method, url, &headers, &body).await?;
+                let headers = &headers.first;
+                let response = session.send(client, method, url, headers, &body).await?;
                 Ok(HttpResponse::Reqwest(response))
             }
             None => {
@@ -238,7 +242,7 @@ impl HttpInner {
     }
 
     /// POSTs one message and classifies the reply.
-    async fn post(&self, headers: HeaderMap, body: Vec<u8>) -> Result<Reply, TransportError> {
+    async fn post(&self, headers: Headers<'_>, body: Vec<u8>) -> Result<Reply, TransportError> {
         self.post_to(&self.url, headers, body).await
     }
 
@@ -246,7 +250,7 @@ impl HttpInner {
     async fn post_to(
         &self,
         url: &reqwest::Url,
-        headers: HeaderMap,
+        headers: Headers<'_>,
         body: Vec<u8>,
     ) -> Result<Reply, TransportError> {
         let response = self

@@ -7,6 +7,7 @@ use reqwest::header::HeaderMap;
 use reqwest::{Method, Url};
 
 use super::lean::LeanClient;
+use super::request_headers::Headers;
 use super::response::HttpResponse;
 use super::with_causes;
 use crate::transport::TransportError;
@@ -46,13 +47,13 @@ impl Sender {
         method: Method,
         url: &Url,
         endpoint: &Url,
-        headers: HeaderMap,
+        headers: Headers<'_>,
         body: Vec<u8>,
     ) -> Result<HttpResponse, TransportError> {
         let lean = match self {
             Sender::Lean(lean) => lean,
             Sender::Reqwest(client) => {
-                return send_reqwest(client, method, url, headers, body).await;
+                return send_reqwest(client, method, url, headers.first, body).await;
             }
         };
         let to_endpoint = std::ptr::eq(url, endpoint) || url == endpoint;
@@ -64,7 +65,7 @@ impl Sender {
             return Ok(HttpResponse::Lean(response));
         }
         let client = lean.reqwest()?;
-        send_reqwest(client, method, url, headers, body).await
+        send_reqwest(client, method, url, headers.first, body).await
     }
 
     /// The reqwest client (for OAuth, which always sends through reqwest).

@@ -19,7 +19,7 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use tokio::sync::mpsc;
 use toolwire_protocol::{Message, Request};
 
-use super::{HttpInner, OutgoingRequest, Reply, ReplyBody, insert, lock, read_limited};
+use super::{Headers, HttpInner, OutgoingRequest, Reply, ReplyBody, insert, lock, read_limited};
 use crate::transport::legacy::{
     accept_initialize, initialize_request, initialized_notification, internal_id,
     strip_modern_meta, subscribe_request,
@@ -84,8 +84,13 @@ async fn open_session(
         return Ok(Arc::clone(session));
     }
     let request = initialize_request(internal_id("initialize"), first);
-    let mut headers = base_headers(inner, &request.method)?;
-    headers.insert(ACCEPT, HeaderValue::from_static(super::ACCEPT_BOTH));
+    let method = request.method.clone();
+    let make_headers = || {
+        let mut headers = base_headers(inner, &method)?;
+        headers.insert(ACCEPT, HeaderValue::from_static(super::ACCEPT_BOTH));
+        Ok(headers)
+    };
+    let headers = Headers::new(&make_headers)?;
     let reply = match inner
         .post(headers, encode(&Message::Request(request))?)
         .await
@@ -137,12 +142,14 @@ pub(super) async fn close(inner: &HttpInner) {
     if session.id.is_none() {
         return;
     }
-    let Ok(mut headers) = base_headers(inner, "") else {
+    let make_headers = || {
+        let mut headers = base_headers(inner, "")?;
+        session.insert_headers(&mut headers)?;
+        Ok(headers)
+    };
+    let Ok(headers) = Headers::new(&make_headers) else {
         return;
     };
-    if session.insert_headers(&mut headers).is_err() {
-        return;
-    }
     match inner.send_raw(Method::DELETE, headers, Vec::new()).await {
         Ok(response) => tracing::debug!(status = %response.status(), "legacy session deleted"),
         Err(error) => tracing::debug!(%error, "DELETE of the legacy session failed"),
@@ -182,7 +189,8 @@ async fn exchange(
         request,
         param_headers,
     };
-    let headers = inner.request_headers(&outgoing, Some(session))?;
+    let make_headers = || inner.request_headers(&outgoing, Some(session));
+    let headers = Headers::new(&make_headers)?;
     let id = outgoing.request.id.clone();
     let body = encode(&Message::Request(outgoing.request.clone()))?;
     // Pending from before the POST: a request of the server's may arrive
@@ -306,9 +314,13 @@ pub(super) async fn post_message(
     message: &Message,
 ) -> Result<(), TransportError> {
     let method = message.method().unwrap_or("");
-    let mut headers = base_headers(inner, method)?;
-    headers.insert(ACCEPT, HeaderValue::from_static(super::ACCEPT_BOTH));
-    session.insert_headers(&mut headers)?;
+    let make_headers = || {
+        let mut headers = base_headers(inner, method)?;
+        headers.insert(ACCEPT, HeaderValue::from_static(super::ACCEPT_BOTH));
+        session.insert_headers(&mut headers)?;
+        Ok(headers)
+    };
+    let headers = Headers::new(&make_headers)?;
     let response = inner
         .send_raw_to(
             Method::POST,

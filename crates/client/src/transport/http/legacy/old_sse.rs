@@ -12,7 +12,7 @@ use reqwest::Method;
 use reqwest::header::{ACCEPT, HeaderValue};
 use toolwire_protocol::{Message, Request, RequestId};
 
-use super::super::{HttpInner, HttpResponse, content_type};
+use super::super::{Headers, HttpInner, HttpResponse, content_type};
 use super::stream::{next_chunk, read_session_stream, too_large};
 use super::{HttpSession, base_headers, encode, post_message};
 use crate::transport::TransportError;
@@ -38,8 +38,12 @@ async fn handshake(
     inner: &Arc<HttpInner>,
     first: &Request,
 ) -> Result<Arc<HttpSession>, TransportError> {
-    let mut headers = inner.headers.clone();
-    headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    let make_headers = || {
+        let mut headers = inner.headers.clone();
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        Ok(headers)
+    };
+    let headers = Headers::new(&make_headers)?;
     let mut response = inner.send_raw(Method::GET, headers, Vec::new()).await?;
     let is_sse = content_type(&response).starts_with("text/event-stream");
     if !response.status().is_success() || !is_sse {
@@ -58,7 +62,9 @@ async fn handshake(
 
     let initialize = initialize_request(internal_id("initialize"), first);
     let id = initialize.id.clone();
-    let headers = base_headers(inner, &initialize.method)?;
+    let method = initialize.method.clone();
+    let make_headers = || base_headers(inner, &method);
+    let headers = Headers::new(&make_headers)?;
     let body = encode(&Message::Request(initialize))?;
     let posted = inner
         .send_raw_to(Method::POST, &endpoint, headers, body)

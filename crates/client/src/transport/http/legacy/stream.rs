@@ -12,7 +12,7 @@ use reqwest::header::{ACCEPT, HeaderValue};
 use tokio::sync::mpsc;
 use toolwire_protocol::{Message, Notification, Request, RequestId};
 
-use super::super::{HttpInner, HttpResponse, content_type, insert, lock, read_limited};
+use super::super::{Headers, HttpInner, HttpResponse, content_type, insert, lock, read_limited};
 use super::post_message;
 use super::session::HttpSession;
 use crate::transport::legacy::answer_inbound;
@@ -262,12 +262,16 @@ impl Stream {
 
     /// Opens (or resumes) a GET stream.
     async fn open_get(&self, last_event_id: Option<&str>) -> Result<HttpResponse, TransportError> {
-        let mut headers = self.inner.headers.clone();
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        self.session.insert_headers(&mut headers)?;
-        if let Some(last) = last_event_id {
-            insert(&mut headers, "Last-Event-ID", last)?;
-        }
+        let make_headers = || {
+            let mut headers = self.inner.headers.clone();
+            headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            self.session.insert_headers(&mut headers)?;
+            if let Some(last) = last_event_id {
+                insert(&mut headers, "Last-Event-ID", last)?;
+            }
+            Ok(headers)
+        };
+        let headers = Headers::new(&make_headers)?;
         let response = self
             .inner
             .send_raw(Method::GET, headers, Vec::new())
