@@ -7,7 +7,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
 use super::lean::{self, LeanClient};
 use super::sender::{LeanSender, ReqwestSettings, Sender};
-use super::{HttpInner, HttpTransport, redirect, tls};
+use super::{HttpInner, HttpTransport, tls};
 use crate::transport::{Era, InboundSlot, ProtocolMode, TransportError};
 
 /// Configures an [`HttpTransport`].
@@ -228,10 +228,10 @@ fn sender(
         Ok(endpoint) => endpoint,
         Err(reason) => {
             tracing::debug!(%url, reason, "the HTTP transport sends through reqwest");
-            return Ok(Sender::Reqwest(default_client(&settings)?));
+            return Ok(Sender::Reqwest(settings.default_client()?));
         }
     };
-    ca_certificates(&settings.ca_pem)?;
+    settings.ca_certificates()?;
     let tls = tls::client_config(&settings.ca_pem)?;
     Ok(Sender::Lean(Box::new(LeanSender {
         client: LeanClient::new(endpoint, http2_prior_knowledge, tls),
@@ -262,40 +262,4 @@ fn lean_endpoint(url: &reqwest::Url, has_oauth: bool) -> Result<http::Uri, &'sta
         return Err("a proxy applies to the URL");
     }
     Ok(uri)
-}
-
-/// The certificates of `ca_pem`, read as reqwest reads them (its errors are
-/// the transport's).
-fn ca_certificates(ca_pem: &[u8]) -> Result<Vec<reqwest::Certificate>, TransportError> {
-    if ca_pem.is_empty() {
-        return Ok(Vec::new());
-    }
-    let certificates = reqwest::Certificate::from_pem_bundle(ca_pem).map_err(|e| {
-        TransportError::Io(format!("the CA certificates are not PEM certificates: {e}"))
-    })?;
-    if certificates.is_empty() {
-        return Err(TransportError::Io(
-            "the CA certificates hold no CERTIFICATE block".to_owned(),
-        ));
-    }
-    Ok(certificates)
-}
-
-/// The reqwest client a transport builds when given none (also the lean
-/// path's for a URL of another origin).
-pub(super) fn default_client(
-    settings: &ReqwestSettings,
-) -> Result<reqwest::Client, TransportError> {
-    let mut builder = reqwest::Client::builder()
-        .use_rustls_tls()
-        .redirect(redirect::same_origin());
-    if settings.http2_prior_knowledge {
-        builder = builder.http2_prior_knowledge();
-    }
-    for certificate in ca_certificates(&settings.ca_pem)? {
-        builder = builder.add_root_certificate(certificate);
-    }
-    builder
-        .build()
-        .map_err(|e| TransportError::Io(format!("cannot build HTTP client: {e}")))
 }

@@ -9,7 +9,7 @@ use reqwest::{Method, Url};
 use super::lean::LeanClient;
 use super::request_headers::Headers;
 use super::response::HttpResponse;
-use super::with_causes;
+use super::{redirect, with_causes};
 use crate::transport::TransportError;
 
 /// The client the transport sends through.
@@ -37,6 +37,42 @@ pub(super) struct LeanSender {
 pub(super) struct ReqwestSettings {
     pub(super) http2_prior_knowledge: bool,
     pub(super) ca_pem: Vec<u8>,
+}
+
+impl ReqwestSettings {
+    /// The certificates of `ca_pem`, read as reqwest reads them (its errors
+    /// are the transport's).
+    pub(super) fn ca_certificates(&self) -> Result<Vec<reqwest::Certificate>, TransportError> {
+        if self.ca_pem.is_empty() {
+            return Ok(Vec::new());
+        }
+        let certificates = reqwest::Certificate::from_pem_bundle(&self.ca_pem).map_err(|e| {
+            TransportError::Io(format!("the CA certificates are not PEM certificates: {e}"))
+        })?;
+        if certificates.is_empty() {
+            return Err(TransportError::Io(
+                "the CA certificates hold no CERTIFICATE block".to_owned(),
+            ));
+        }
+        Ok(certificates)
+    }
+
+    /// The reqwest client a transport builds when given none (also the lean
+    /// path's for a URL of another origin).
+    pub(super) fn default_client(&self) -> Result<reqwest::Client, TransportError> {
+        let mut builder = reqwest::Client::builder()
+            .use_rustls_tls()
+            .redirect(redirect::same_origin());
+        if self.http2_prior_knowledge {
+            builder = builder.http2_prior_knowledge();
+        }
+        for certificate in self.ca_certificates()? {
+            builder = builder.add_root_certificate(certificate);
+        }
+        builder
+            .build()
+            .map_err(|e| TransportError::Io(format!("cannot build HTTP client: {e}")))
+    }
 }
 
 impl Sender {
@@ -82,7 +118,7 @@ impl LeanSender {
         if let Some(client) = self.other_origins.get() {
             return Ok(client);
         }
-        let client = super::builder::default_client(&self.settings)?;
+        let client = self.settings.default_client()?;
         Ok(self.other_origins.get_or_init(|| client))
     }
 }
