@@ -93,17 +93,23 @@ async fn a_redirect_to_another_origin_is_not_followed() {
     );
 }
 
-#[tokio::test]
-async fn a_redirect_within_the_origin_is_followed() {
-    let (url, moved) = redirecting_to(|port| format!("http://127.0.0.1:{port}/moved")).await;
-    let transport = HttpTransport::builder(&url)
+/// The error of a `tools/list` sent to `url` (it must fail).
+async fn failed_tools_list(url: &str) -> TransportError {
+    let transport = HttpTransport::builder(url)
         .protocol(ProtocolMode::Modern)
         .build()
         .unwrap();
     let request = Request::new(1, "tools/list", None);
-    let Err(err) = transport.send(OutgoingRequest::new(request)).await else {
-        panic!("/moved answers 404");
-    };
+    match transport.send(OutgoingRequest::new(request)).await {
+        Err(error) => error,
+        Ok(_) => panic!("tools/list at {url} was answered"),
+    }
+}
+
+#[tokio::test]
+async fn a_redirect_within_the_origin_is_followed() {
+    let (url, moved) = redirecting_to(|port| format!("http://127.0.0.1:{port}/moved")).await;
+    let err = failed_tools_list(&url).await;
     // What comes back is /moved's answer, not the 307.
     assert!(
         matches!(&err, TransportError::Http { status: 404, .. }),
@@ -135,14 +141,7 @@ async fn endless_redirects() -> String {
 #[tokio::test]
 async fn more_than_five_redirects_fail() {
     let url = endless_redirects().await;
-    let transport = HttpTransport::builder(&url)
-        .protocol(ProtocolMode::Modern)
-        .build()
-        .unwrap();
-    let request = Request::new(1, "tools/list", None);
-    let Err(err) = transport.send(OutgoingRequest::new(request)).await else {
-        panic!("the redirects never end");
-    };
+    let err = failed_tools_list(&url).await;
     // reqwest's wording, kept by the lean path: five followed, the sixth
     // (from /r5) refused.
     let base = url.trim_end_matches("/mcp");
