@@ -8,7 +8,6 @@ use std::sync::{Arc, RwLock};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::time::{Instant, sleep_until};
-use tokio_util::task::AbortOnDropHandle;
 use toolwire_protocol::{
     ClientCapabilities, CreateTaskResult, DiscoverResult, JsonObject, Message, Request, RequestId,
     ResultType, TASKS_EXTENSION, code,
@@ -16,6 +15,7 @@ use toolwire_protocol::{
 
 use crate::cache::{Cache, CacheHints, Freshness};
 use crate::error::{Error, TransportError};
+use crate::future::BoxFuture;
 use crate::handlers::Handlers;
 use crate::mrtr::{Origin, RequestInputs, answer_all, parse_input_required, retry_params};
 use crate::options::{RequestNotification, RequestOptions, TimeoutPolicy};
@@ -295,10 +295,11 @@ impl Client {
 
     /// [`Client::exchange`] for a cancellable `tools/call` that declared the
     /// Tasks extension: the server may make a task before it hears of the
-    /// cancellation, and the caller would never see its id. So the request
-    /// is sent from a task of its own, which a cancellation does not drop,
-    /// and its answer is still read, in the background, to cancel the task
-    /// it may name.
+    /// cancellation, and the caller would never see its id. So on
+    /// cancellation the request still being sent is not dropped: it moves
+    /// to a task of its own, which reads its answer in the background to
+    /// cancel the task it may name. (It is polled in place until then: a
+    /// task per call would cost a spawn and a hop between threads.)
     async fn exchange_minding_tasks(
         &self,
         outgoing: OutgoingRequest,
@@ -308,21 +309,17 @@ impl Client {
         started: Instant,
     ) -> Result<JsonObject, Error> {
         let transport = Arc::clone(&self.inner.transport);
-        // Aborted (the request abandoned) when the handle drops.
-        let mut sending =
-            AbortOnDropHandle::new(tokio::spawn(async move { transport.send(outgoing).await }));
+        let mut sending: BoxFuture<'static, Result<Exchange, TransportError>> =
+            Box::pin(async move { transport.send(outgoing).await });
         let sent = tokio::select! {
             sent = &mut sending => sent,
             _ = tokio::time::sleep(policy.timeout) => return Err(Error::Timeout(policy.timeout)),
             _ = cancelled(options) => {
-                self.cancel_late_task(async move { sending.await.ok()?.ok() }, id);
+                self.cancel_late_task(async move { sending.await.ok() }, id);
                 return Err(Error::Cancelled);
             }
         };
-        let mut exchange = match sent {
-            Ok(exchange) => exchange?,
-            Err(_) => return Err(TransportError::Closed(" (sending failed)".into()).into()),
-        };
+        let mut exchange = sent?;
         let answer = await_response(&mut exchange, &id, options, policy, started).await;
         if matches!(answer, Err(Error::Cancelled)) {
             self.cancel_late_task(async move { Some(exchange) }, id);
