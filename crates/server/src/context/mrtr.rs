@@ -329,34 +329,79 @@ fn now_secs() -> u64 {
 }
 
 /// JSON with object keys sorted at every level, so digests ignore key order.
+/// The text is what `serde_json` writes compactly for the sorted value; it
+/// is written directly, without building that sorted copy first.
 pub(crate) fn canonical_json(value: &Value) -> String {
-    sorted(value).to_string()
+    let mut out = Vec::with_capacity(128);
+    write_canonical(&mut out, value);
+    into_string(out)
 }
 
 /// [`canonical_json`] of an object, without first copying it into a [`Value`].
 pub(crate) fn canonical_object_json(object: &JsonObject) -> String {
-    Value::Object(sorted_object(object)).to_string()
+    let mut out = Vec::with_capacity(128);
+    write_canonical_object(&mut out, object);
+    into_string(out)
 }
 
-fn sorted(value: &Value) -> Value {
+fn into_string(out: Vec<u8>) -> String {
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+fn write_canonical(out: &mut Vec<u8>, value: &Value) {
     match value {
-        Value::Object(map) => Value::Object(sorted_object(map)),
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
+        Value::Object(map) => write_canonical_object(out, map),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(out, item);
+            }
+            out.push(b']');
+        }
+        scalar => write_scalar(out, scalar),
     }
 }
 
-fn sorted_object(map: &JsonObject) -> JsonObject {
-    let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort();
-    keys.into_iter()
-        .map(|k| (k.clone(), sorted(&map[k])))
-        .collect()
+fn write_canonical_object(out: &mut Vec<u8>, map: &JsonObject) {
+    let mut members: Vec<(&String, &Value)> = map.iter().collect();
+    members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    out.push(b'{');
+    for (i, (key, value)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_scalar(out, key);
+        out.push(b':');
+        write_canonical(out, value);
+    }
+    out.push(b'}');
+}
+
+/// A string, number, boolean or null, as `serde_json` writes it.
+fn write_scalar(out: &mut Vec<u8>, scalar: &(impl serde::Serialize + ?Sized)) {
+    serde_json::to_writer(out, scalar).expect("writing JSON to a Vec cannot fail");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn canonical_json_is_the_sorted_compact_text() {
+        let value =
+            json!({"b": [1, {"z": null, "a": "\u{7}é\"\\"}], "a": {"y": 2.5, "x": true}, "": -3});
+        assert_eq!(
+            canonical_json(&value),
+            r#"{"":-3,"a":{"x":true,"y":2.5},"b":[1,{"a":"\u0007é\"\\","z":null}]}"#
+        );
+        let Value::Object(object) = &value else {
+            unreachable!()
+        };
+        assert_eq!(canonical_object_json(object), canonical_json(&value));
+    }
 
     #[test]
     fn digest_ignores_key_order() {
