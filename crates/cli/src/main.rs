@@ -26,6 +26,13 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::failure::Failure;
 
+/// mimalloc, not the system's allocator: a request allocates and frees many
+/// small blocks, and glibc's malloc and free cost several times more
+/// instructions for each (see `bench/README.md`, Gateway overhead). The SDK
+/// crates leave this choice to the program that uses them.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Serve, discover, list and call MCP (Model Context Protocol, revision
 /// 2026-07-28) servers.
 ///
