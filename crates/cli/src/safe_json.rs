@@ -82,6 +82,11 @@ pub struct SafeStderr;
 
 impl Write for SafeStderr {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        // Nearly every log line is printable ASCII: one pass, no decoding.
+        if bytes.iter().copied().all(safe_text::is_plain_text_byte) {
+            io::stderr().lock().write_all(bytes)?;
+            return Ok(bytes.len());
+        }
         let text = String::from_utf8_lossy(bytes);
         io::stderr()
             .lock()
@@ -111,6 +116,11 @@ pub struct SafeJsonStderr;
 
 impl Write for SafeJsonStderr {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        // Printable ASCII and the line's end: as `json_escaped` leaves them.
+        if bytes.iter().all(|b| matches!(b, b' '..=b'~' | b'\n')) {
+            io::stderr().lock().write_all(bytes)?;
+            return Ok(bytes.len());
+        }
         let text = String::from_utf8_lossy(bytes);
         io::stderr()
             .lock()

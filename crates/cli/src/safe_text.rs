@@ -71,13 +71,22 @@ pub fn is_unsafe(c: char) -> bool {
     )
 }
 
+/// True for the ASCII bytes text shows as they are: printable ones, `\n`
+/// and `\t`. A run of them needs no decoding and no escape.
+pub fn is_plain_text_byte(b: u8) -> bool {
+    matches!(b, b' '..=b'~' | b'\n' | b'\t')
+}
+
 /// The one function every server text goes through.
 fn escape(s: &str, keep: Keep, styles: bool) -> Cow<'_, str> {
     let plain = |c: char| !is_unsafe(c) || (keep == Keep::Lines && (c == '\n' || c == '\t'));
     // ASCII (every log line, most names) is checked byte by byte: the same
     // test, without decoding characters.
     let clean = if s.is_ascii() {
-        s.bytes().all(|b| plain(char::from(b)))
+        match keep {
+            Keep::Lines => s.bytes().all(is_plain_text_byte),
+            Keep::Nothing => s.bytes().all(|b| matches!(b, b' '..=b'~')),
+        }
     } else {
         s.chars().all(plain)
     };
@@ -109,6 +118,17 @@ fn escape(s: &str, keep: Keep, styles: bool) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_text_bytes_are_the_printable_ascii_ones_and_line_breaks() {
+        let plain: Vec<u8> = (0..=127u8).filter(|b| is_plain_text_byte(*b)).collect();
+        let expected: Vec<u8> = [b'\t', b'\n'].into_iter().chain(b' '..=b'~').collect();
+        assert_eq!(plain, expected);
+        for b in plain {
+            let c = char::from(b);
+            assert!(!is_unsafe(c) || c == '\n' || c == '\t', "{c:?}");
+        }
+    }
 
     #[test]
     fn plain_text_is_borrowed_unchanged() {
