@@ -271,13 +271,25 @@ async fn serve(
     if let Some(path) = path {
         reload_on_hangup(&gateway, path)?;
     }
-    let server = gateway.server().clone();
     tracing::info!(
         tools = gateway.tools().len(),
         upstreams = config.upstreams.len() - gateway.failures().len(),
         lazy_not_started = ?gateway.waiting(),
         "gateway ready"
     );
+    let served = listen(&gateway, config, &tokens, redis).await;
+    gateway.close().await;
+    served
+}
+
+/// Serves the gateway on its transport until a shutdown signal.
+async fn listen(
+    gateway: &Gateway,
+    config: &GatewayConfig,
+    tokens: &[(String, Vec<String>)],
+    redis: Option<RedisConnection>,
+) -> Result<(), Failure> {
+    let server = gateway.server().clone();
     let shutdown = shutdown_signal();
     match config.listen {
         Listen::Stdio => serve_stdio(server, config.drain_timeout, shutdown).await,
@@ -306,17 +318,17 @@ async fn serve(
                 http = http.session_store(Arc::new(RedisSessionStore::new(redis)));
             }
             if !tokens.is_empty() {
-                http = http.auth(auth_config(addr, scheme, &tokens, "toolwire gateway")?);
+                http = http.auth(auth_config(addr, scheme, tokens, "toolwire gateway")?);
             }
             let secure_cookies = http.has_tls();
             let mut http = HttpServer::from_listener(listener, server, http)
                 .map_err(|e| bind_failure(addr, e))?
                 .drain_timeout(config.drain_timeout);
             if config.ui {
-                http = http.with_routes(console_routes(&gateway, &tokens, secure_cookies));
+                http = http.with_routes(console_routes(gateway, tokens, secure_cookies));
             }
             if config.health {
-                http = http.with_routes(health(&gateway, redis.clone()));
+                http = http.with_routes(health(gateway, redis.clone()));
             }
             eprintln!(
                 "toolwire: gateway serving {} tools at {scheme}://{}/mcp (Ctrl-C to stop)",

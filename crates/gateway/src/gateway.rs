@@ -227,6 +227,30 @@ impl Gateway {
         &self.inner.server
     }
 
+    /// Closes every upstream's connection, all at once, once the server
+    /// has stopped: a stdio child has its stdin closed and time to exit
+    /// (then SIGTERM, then SIGKILL, as [`Client::close`] does), so that it
+    /// can finish what it does at exit (flush its telemetry, for one)
+    /// instead of being killed when the gateway exits.
+    ///
+    /// ```no_run
+    /// # async fn run(config: toolwire_gateway::GatewayConfig) -> Result<(), toolwire_gateway::GatewayError> {
+    /// let gateway = toolwire_gateway::Gateway::start(&config).await?;
+    /// // ... serve gateway.server() until asked to stop ...
+    /// gateway.close().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn close(&self) {
+        let clients: Vec<Arc<Client>> = self
+            .inner
+            .slots()
+            .iter()
+            .filter_map(|slot| slot.client.clone())
+            .collect();
+        futures::future::join_all(clients.iter().map(|client| client.close())).await;
+    }
+
     /// The tools served now, upstream by upstream in the configuration's
     /// order (after a reload, the upstreams it added or changed last).
     pub fn tools(&self) -> Vec<ExposedTool> {
