@@ -14,6 +14,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::JsonObject;
+use crate::request_meta::RequestMeta;
 
 /// A JSON object read one level deep: each member's name, and its value as
 /// text (valid JSON, unparsed), in the order they came. A name given twice
@@ -403,6 +404,8 @@ pub struct Params {
     object: OnceLock<Box<JsonObject>>,
     /// The members of `_meta`, once something asked for them.
     meta: OnceLock<Option<RawObject>>,
+    /// `_meta` decoded, once something asked for it (boxed, as `object`).
+    request_meta: OnceLock<Option<Box<RequestMeta>>>,
 }
 
 impl Params {
@@ -412,6 +415,7 @@ impl Params {
             members: None,
             object: OnceLock::from(Box::new(object)),
             meta: OnceLock::new(),
+            request_meta: OnceLock::new(),
         }
     }
 
@@ -421,6 +425,7 @@ impl Params {
             members: Some(members),
             object: OnceLock::new(),
             meta: OnceLock::new(),
+            request_meta: OnceLock::new(),
         }
     }
 
@@ -441,6 +446,7 @@ impl Params {
         self.object();
         self.members = None;
         self.meta = OnceLock::new();
+        self.request_meta = OnceLock::new();
         self.object
             .get_mut()
             .expect("the object was just made by object()")
@@ -473,6 +479,25 @@ impl Params {
     pub fn meta(&self) -> Option<Option<&RawObject>> {
         let meta = self.member("_meta")?;
         Some(self.meta.get_or_init(|| RawObject::of(&meta)).as_ref())
+    }
+
+    /// The members MCP defines of `_meta`, decoded in one pass over its text
+    /// on the first call, then kept: `None` when there is no `_meta` or it
+    /// does not decode that way ([`RequestMeta::read`]; [`Params::meta`]
+    /// then reads it member by member).
+    pub fn request_meta(&self) -> Option<&RequestMeta> {
+        let decode = || {
+            let text = self.member("_meta")?;
+            RequestMeta::read(&text).map(Box::new)
+        };
+        self.request_meta.get_or_init(decode).as_deref()
+    }
+
+    /// [`Params::request_meta`], taken out: for the one reader that keeps
+    /// it (a later call decodes it again).
+    pub fn take_request_meta(&mut self) -> Option<RequestMeta> {
+        self.request_meta();
+        self.request_meta.take().flatten().map(|meta| *meta)
     }
 
     /// Reads the params as `T`, from their members' text when they have one
@@ -540,6 +565,7 @@ impl Clone for Params {
             members: self.members.clone(),
             object: self.object.clone(),
             meta: self.meta.clone(),
+            request_meta: self.request_meta.clone(),
         }
     }
 }

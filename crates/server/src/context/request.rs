@@ -623,6 +623,9 @@ pub fn response_streams(request: &toolwire_protocol::Request) -> bool {
 /// True when a request's `_meta` asks for request-scoped notifications
 /// (a `progressToken` or a `logLevel`), so a transport knows to stream.
 pub fn wants_notifications(params: Option<&Params>) -> bool {
+    if let Some(meta) = params.and_then(Params::request_meta) {
+        return meta.progress_token.is_some() || meta.log_level.is_some();
+    }
     params.and_then(Params::meta).flatten().is_some_and(|meta| {
         meta.get(keys::PROGRESS_TOKEN).is_some() || meta.get(keys::LOG_LEVEL).is_some()
     })

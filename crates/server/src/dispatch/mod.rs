@@ -94,7 +94,7 @@ impl Server {
         self.replied(id, routed)
     }
 
-    async fn dispatch(&self, request: Request, env: RequestEnv) -> Result<Routed, ErrorObject> {
+    async fn dispatch(&self, mut request: Request, env: RequestEnv) -> Result<Routed, ErrorObject> {
         let method = request.method.as_str();
         if REMOVED_METHODS.contains(&method) {
             return Err(self.removed_method(method));
@@ -102,7 +102,7 @@ impl Server {
         if !self.serves(method) {
             return Err(ErrorObject::method_not_found(method));
         }
-        let meta = self.check_meta(request.params.as_ref())?;
+        let meta = self.check_meta(request.params.as_mut())?;
         self.route(request, meta, env).await
     }
 

@@ -36,11 +36,14 @@ pub(crate) fn with_string_member<R>(
 }
 
 /// The `_meta` protocol version of a request's params when it is a string,
-/// borrowed from the text when it has no escapes (`_meta`'s members are
-/// read once per request, [`Params::meta`], whoever asks first).
+/// borrowed from the decoded `_meta` ([`Params::request_meta`], read once
+/// per request whoever asks first), else from its members' text.
 pub(crate) fn protocol_version_text(params: Option<&Params>) -> Option<Cow<'_, str>> {
-    let meta = params?.meta()??;
-    string(meta.get(keys::PROTOCOL_VERSION))
+    let params = params?;
+    if let Some(meta) = params.request_meta() {
+        return meta.protocol_version.as_deref().map(Cow::Borrowed);
+    }
+    string(params.meta()??.get(keys::PROTOCOL_VERSION))
 }
 
 /// The `_meta` protocol version of a request's params, when it is a string.
