@@ -8,14 +8,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::ConnectInfo;
 use axum::response::Response;
 use futures::future::Either;
 use hyper::body::Incoming;
 use tower::ServiceExt;
 use tower::util::Oneshot;
 
-use super::endpoint::{Endpoint, handle};
+use super::endpoint::{Endpoint, serve};
 
 /// Where a connection's requests go: the MCP endpoint's path straight to
 /// its handler, every other path (health, OAuth metadata, the caller's own
@@ -51,11 +51,18 @@ impl Routes {
     /// Hands `request` from `peer` to the endpoint or the router.
     pub(super) fn route(&self, peer: SocketAddr, request: hyper::Request<Incoming>) -> RouteFuture {
         let mut request = request.map(axum::body::Body::new);
-        request.extensions_mut().insert(ConnectInfo(peer));
         if request.uri().path() == self.endpoint.config.path {
-            let endpoint = State(Arc::clone(&self.endpoint));
-            Either::Left(Box::pin(async move { Ok(handle(endpoint, request).await) }))
+            // The endpoint is handed the address itself; an authenticator
+            // may read it from the extensions.
+            if self.endpoint.config.auth.is_some() {
+                request.extensions_mut().insert(ConnectInfo(peer));
+            }
+            let endpoint = Arc::clone(&self.endpoint);
+            Either::Left(Box::pin(async move {
+                Ok(serve(&endpoint, request, Some(peer)).await)
+            }))
         } else {
+            request.extensions_mut().insert(ConnectInfo(peer));
             Either::Right(self.router.clone().oneshot(request))
         }
     }

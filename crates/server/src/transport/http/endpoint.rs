@@ -41,9 +41,24 @@ pub(super) struct Endpoint {
     pub(super) calls: CallCounter,
 }
 
+/// The endpoint as an axum handler: the peer's address, when known, from
+/// the request's `ConnectInfo`.
 pub(super) async fn handle(
     State(endpoint): State<Arc<Endpoint>>,
     request: axum::extract::Request,
+) -> Response {
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(peer)| *peer);
+    serve(&endpoint, request, peer).await
+}
+
+/// Serves one request from `peer` (when known).
+pub(super) async fn serve(
+    endpoint: &Endpoint,
+    request: axum::extract::Request,
+    peer: Option<SocketAddr>,
 ) -> Response {
     let (mut parts, body) = request.into_parts();
     if let Some(refusal) = endpoint.refuse_host_or_origin(&parts.headers, &parts.uri) {
@@ -53,7 +68,7 @@ pub(super) async fn handle(
             ErrorObject::invalid_request(refusal),
         );
     }
-    if let Err(refusal) = endpoint.admit(&mut parts).await {
+    if let Err(refusal) = endpoint.admit(&mut parts, peer).await {
         return refusal;
     }
     let session_id = parts
@@ -221,8 +236,13 @@ impl Endpoint {
     }
 
     /// Authenticates the request (when auth is on: the principal goes into
-    /// its extensions) and applies the request limit (when on).
-    pub(super) async fn admit(&self, parts: &mut http::request::Parts) -> Result<(), Response> {
+    /// its extensions) and applies the request limit (when on) to it, from
+    /// `peer`.
+    pub(super) async fn admit(
+        &self,
+        parts: &mut http::request::Parts,
+        peer: Option<SocketAddr>,
+    ) -> Result<(), Response> {
         if let Some(auth) = &self.config.auth {
             match auth.admit(parts).await {
                 Ok(principal) => {
@@ -230,15 +250,19 @@ impl Endpoint {
                 }
                 // A flood of refused requests is limited by address: it
                 // gets 429 instead of the refusal once over the limit.
-                Err(refusal) => return Err(self.limit(parts).await.err().unwrap_or(refusal)),
+                Err(refusal) => return Err(self.limit(parts, peer).await.err().unwrap_or(refusal)),
             }
         }
-        self.limit(parts).await
+        self.limit(parts, peer).await
     }
 
     /// Applies the request limit (when on) to the request's principal: the
     /// authenticated subject, else the peer's address.
-    pub(super) async fn limit(&self, parts: &http::request::Parts) -> Result<(), Response> {
+    pub(super) async fn limit(
+        &self,
+        parts: &http::request::Parts,
+        peer: Option<SocketAddr>,
+    ) -> Result<(), Response> {
         let Some(limit) = &self.config.request_limit else {
             return Ok(());
         };
@@ -246,9 +270,9 @@ impl Endpoint {
             .extensions
             .get::<Principal>()
             .filter(|p| p.is_authenticated());
-        let key = match (principal, parts.extensions.get::<ConnectInfo<SocketAddr>>()) {
+        let key = match (principal, peer) {
             (Some(principal), _) => format!("http\u{0}{}", principal.key()),
-            (None, Some(ConnectInfo(peer))) => format!("http-ip\u{0}{}", peer.ip()),
+            (None, Some(peer)) => format!("http-ip\u{0}{}", peer.ip()),
             (None, None) => "http-anonymous".to_owned(),
         };
         if let Err(wait) = self.config.rate_limits.check(&key, limit).await {
