@@ -190,26 +190,34 @@ pub(super) fn accepts_sse(headers: &HeaderMap) -> bool {
 fn accepted(headers: &HeaderMap) -> (bool, bool) {
     let (mut json, mut sse) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
-        let Ok(value) = value.to_str() else {
+        // Only visible ASCII, space and tab: trimming bytes is trimming text.
+        if value.to_str().is_err() {
             continue;
-        };
-        for range in value.split(',') {
-            let mut fields = range.split(';');
-            let media = fields.next().unwrap_or("").trim();
-            let refused = fields.any(|p| {
-                p.split_once('=').is_some_and(|(k, v)| {
-                    k.trim().eq_ignore_ascii_case("q")
-                        && v.trim().parse::<f32>().is_ok_and(|q| q == 0.0)
-                })
-            });
-            if refused {
+        }
+        for range in value.as_bytes().split(|b| *b == b',') {
+            let mut fields = range.split(|b| *b == b';');
+            let media = fields.next().unwrap_or_default().trim_ascii();
+            if fields.any(is_q_zero) {
                 continue;
             }
-            json |= media.eq_ignore_ascii_case("application/json");
-            sse |= media.eq_ignore_ascii_case("text/event-stream");
+            json |= media.eq_ignore_ascii_case(b"application/json");
+            sse |= media.eq_ignore_ascii_case(b"text/event-stream");
         }
     }
     (json, sse)
+}
+
+/// True for a media-range parameter `q=0` (the type is refused).
+fn is_q_zero(parameter: &[u8]) -> bool {
+    let Some(at) = parameter.iter().position(|b| *b == b'=') else {
+        return false;
+    };
+    let (key, value) = (&parameter[..at], &parameter[at + 1..]);
+    key.trim_ascii().eq_ignore_ascii_case(b"q")
+        && std::str::from_utf8(value.trim_ascii())
+            .ok()
+            .and_then(|v| v.parse::<f32>().ok())
+            .is_some_and(|q| q == 0.0)
 }
 
 pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
@@ -237,6 +245,13 @@ mod tests {
         assert!(!accept("application/json"));
         assert!(!accept("*/*"));
         assert!(!accept("application/json, text/event-stream;q=0"));
+        assert!(!accept(
+            "application/json, text/event-stream; level=1 ; Q = 0.000"
+        ));
+        assert!(accept(
+            " application/json ;level=1,\ttext/event-stream;q=0.1"
+        ));
+        assert!(accept("application/json, text/event-stream;q=x"));
     }
 
     #[test]
