@@ -103,7 +103,8 @@ impl Server {
             return Err(ErrorObject::method_not_found(method));
         }
         let meta = self.check_meta(request.params.as_mut())?;
-        self.route(request, meta, env).await
+        let cx = self.context(request.id, &request.method, meta, env);
+        self.route(request.params, cx).await
     }
 
     /// Serves a request whose metadata the transport established itself (a
@@ -122,7 +123,8 @@ impl Server {
             return self.error_reply(id, error);
         }
         let (outbox, cancel) = (env.outbox.clone(), env.cancel.clone());
-        let routed = self.route(request, meta, env).await;
+        let cx = self.context(request.id, &request.method, meta, env);
+        let routed = self.route(request.params, cx).await;
         match self.replied(id, routed) {
             Reply::Listening(listening) => Reply::Message(listening.drive(outbox, cancel).await),
             reply => reply,
@@ -153,16 +155,25 @@ impl Server {
         Answer::Listing(listing, self.inner.config.sanitize.invisible_mode())
     }
 
-    /// Runs the handler of a checked request.
-    async fn route(
+    /// The context a checked request runs with.
+    fn context(
         &self,
-        request: Request,
+        id: RequestId,
+        method: &str,
         meta: CheckedMeta,
         env: RequestEnv,
+    ) -> RequestContext {
+        RequestContext::new(id, method, meta, env).with_text_filter(self.inner.text_filter.clone())
+    }
+
+    /// Runs the handler of a checked request (its context made before, so
+    /// that this future does not carry the checked `_meta`).
+    async fn route(
+        &self,
+        params: Option<Params>,
+        cx: RequestContext,
     ) -> Result<Routed, ErrorObject> {
-        let cx = RequestContext::new(request.id, &request.method, meta, env)
-            .with_text_filter(self.inner.text_filter.clone());
-        let params = request.params.unwrap_or_default();
+        let params = params.unwrap_or_default();
         let params = &params;
         let answer = match cx.method() {
             "subscriptions/listen" => {

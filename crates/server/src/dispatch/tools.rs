@@ -124,7 +124,8 @@ impl Server {
                             .iter()
                             .all(|k| round.answers.contains_key(k)) =>
                     {
-                        return self.start_task(&tool, object, round, &cx).await;
+                        // Boxed: the usual call does not carry its size.
+                        return Box::pin(self.start_task(&tool, object, round, &cx)).await;
                     }
                     Ok(_) => {}
                 }
