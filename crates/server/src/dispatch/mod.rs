@@ -15,6 +15,9 @@ mod tasks;
 mod tools;
 pub(crate) mod view;
 
+use std::future::Future;
+
+use futures::future::Either;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -77,24 +80,38 @@ impl Server {
     }
 
     /// [`Server::reply`], except that an admitted `subscriptions/listen` is
-    /// handed back ([`Reply::Listening`]) for the transport to stream.
-    pub(crate) async fn reply_streaming(&self, request: Request, env: RequestEnv) -> Reply {
+    /// handed back ([`Reply::Listening`]) for the transport to stream. Not
+    /// an `async fn`: the untraced future is returned as it is, not wrapped
+    /// in one more (every layer is copied with the futures around it).
+    pub(crate) fn reply_streaming(
+        &self,
+        request: Request,
+        env: RequestEnv,
+    ) -> impl Future<Output = Reply> {
         if toolwire_telemetry::enabled() {
             // Boxed: the untraced path keeps its future's size.
             let started = telemetry::start(&request, &env, None);
             let serve = self.reply_untraced(request, env);
-            return Box::pin(telemetry::traced(started, serve, Reply::outcome)).await;
+            return Either::Left(Box::pin(telemetry::traced(started, serve, Reply::outcome)));
         }
-        self.reply_untraced(request, env).await
+        Either::Right(self.reply_untraced(request, env))
     }
 
-    async fn reply_untraced(&self, request: Request, env: RequestEnv) -> Reply {
+    async fn reply_untraced(&self, mut request: Request, env: RequestEnv) -> Reply {
         let id = request.id.clone();
-        let routed = self.dispatch(request, env).await;
+        let routed = match self.check_request(&mut request) {
+            Ok(meta) => {
+                let cx = self.context(request.id, &request.method, meta, env);
+                self.route(request.params, cx).await
+            }
+            Err(error) => Err(error),
+        };
         self.replied(id, routed)
     }
 
-    async fn dispatch(&self, mut request: Request, env: RequestEnv) -> Result<Routed, ErrorObject> {
+    /// What a request is checked for before it is routed: a method this
+    /// revision removed or this server does not serve, then its `_meta`.
+    fn check_request(&self, request: &mut Request) -> Result<CheckedMeta, ErrorObject> {
         let method = request.method.as_str();
         if REMOVED_METHODS.contains(&method) {
             return Err(self.removed_method(method));
@@ -102,9 +119,7 @@ impl Server {
         if !self.serves(method) {
             return Err(ErrorObject::method_not_found(method));
         }
-        let meta = self.check_meta(request.params.as_mut())?;
-        let cx = self.context(request.id, &request.method, meta, env);
-        self.route(request.params, cx).await
+        self.check_meta(request.params.as_mut())
     }
 
     /// Serves a request whose metadata the transport established itself (a
