@@ -177,6 +177,8 @@ pub(super) async fn serve(
             if let Err(error) = check_headers(&endpoint.server, &parts.headers, &request) {
                 return error_reply(StatusCode::BAD_REQUEST, Some(request.id), error);
             }
+            // Not kept while the request runs.
+            drop(parts);
             endpoint.dispatch(request, principal, network).await
         }
         Message::Notification(_) => empty(StatusCode::ACCEPTED),
