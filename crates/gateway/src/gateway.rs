@@ -234,7 +234,7 @@ impl Gateway {
     /// instead of being killed when the gateway exits.
     ///
     /// ```no_run
-    /// # async fn run(config: toolwire_gateway::GatewayConfig) -> Result<(), toolwire_gateway::GatewayError> {
+    /// # async fn run(config: toolwire_gateway::config::GatewayConfig) -> Result<(), toolwire_gateway::GatewayError> {
     /// let gateway = toolwire_gateway::Gateway::start(&config).await?;
     /// // ... serve gateway.server() until asked to stop ...
     /// gateway.close().await;
