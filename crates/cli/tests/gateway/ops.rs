@@ -453,3 +453,31 @@ async fn an_upstream_killed_mid_call_fails_that_call_and_is_restarted() {
         .await
         .unwrap();
 }
+
+/// A stopping gateway closes its stdio upstreams and waits for them to exit
+/// (`Gateway::close`). The upstream runs under a shell that writes its exit
+/// status once it exits: a gateway that killed its children as it exited
+/// would kill the shell first, and no status would be written.
+#[test]
+fn a_stopping_gateway_lets_its_stdio_upstreams_exit() {
+    let marker = fresh_dir("gateway-close").join("exit-status");
+    let script = format!(
+        "'{}' serve --stdio; echo $? > '{}'",
+        bin(),
+        marker.display()
+    );
+    let config = config_file(
+        "http = \"127.0.0.1:0\"",
+        &format!("[[upstream]]\nname = \"demo\"\ncommand = [\"sh\", \"-c\", {script:?}]\n"),
+    );
+    let mut gateway = Served::command(&["gateway", "--config", config.to_str().unwrap()]);
+    let ran = call(&gateway.url, "demo__echo", &["text=hi"], None);
+    ran.expect_code(0);
+    assert_eq!(ran.json()["content"][0]["text"], "hi");
+    assert!(
+        !marker.exists(),
+        "the upstream exited while the gateway served"
+    );
+    assert!(gateway.terminate().success());
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "0\n");
+}
