@@ -144,11 +144,17 @@ mod tests {
                 "io.modelcontextprotocol/logLevel": "debug", "other": {"deep": [1]}}"#,
         )
         .unwrap();
-        assert_eq!(meta.protocol_version.as_deref(), Some("2026-07-28"));
-        assert!(meta.client_capabilities.unwrap().roots.is_some());
-        assert_eq!(meta.client_info.unwrap().name, "c");
-        assert_eq!(meta.log_level, Some(LoggingLevel::Debug));
-        assert!(meta.progress_token.is_none());
+        let capabilities = serde_json::json!({"elicitation": {"form": {}}, "roots": {}});
+        assert_eq!(
+            meta,
+            RequestMeta {
+                protocol_version: Some("2026-07-28".into()),
+                client_capabilities: Some(serde_json::from_value(capabilities).unwrap()),
+                client_info: Some(Implementation::new("c", "1")),
+                progress_token: None,
+                log_level: Some(LoggingLevel::Debug),
+            }
+        );
     }
 
     #[test]
