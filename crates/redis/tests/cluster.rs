@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -36,8 +36,7 @@ impl RedisCluster {
     fn start() -> RedisCluster {
         let dir = std::env::temp_dir().join(format!("toolwire-cluster-{}", free_port()));
         std::fs::create_dir_all(&dir).unwrap();
-        let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
-        let nodes = ports.iter().map(|port| spawn_node(*port, &dir)).collect();
+        let (ports, nodes) = (0..3).map(|_| start_node(&dir)).unzip();
         let cluster = RedisCluster { ports, nodes, dir };
         cluster.create();
         cluster
@@ -64,8 +63,9 @@ impl RedisCluster {
             }
             assert!(
                 Instant::now() < deadline,
-                "redis-cli --cluster create failed: {}",
-                String::from_utf8_lossy(&created.stdout)
+                "redis-cli --cluster create failed: {}{}",
+                String::from_utf8_lossy(&created.stdout),
+                String::from_utf8_lossy(&created.stderr)
             );
             std::thread::sleep(Duration::from_millis(200));
         }
@@ -99,7 +99,32 @@ impl Drop for RedisCluster {
     }
 }
 
-fn spawn_node(port: u16, dir: &std::path::Path) -> Child {
+/// A cluster-mode node answering PING on a port of its own. A node that
+/// exits at once (its port or bus port was taken between `free_port` and
+/// its bind) is started again on new ports, a bounded number of times.
+fn start_node(dir: &Path) -> (u16, Child) {
+    const ATTEMPTS: usize = 5;
+    for _ in 0..ATTEMPTS {
+        let port = free_port();
+        let mut node = spawn_node(port, dir);
+        let deadline = Instant::now() + WAIT;
+        while Instant::now() < deadline {
+            if support::ping(port) {
+                return (port, node);
+            }
+            if node.try_wait().expect("poll redis-server").is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = node.kill();
+        let _ = node.wait();
+    }
+    let log = std::fs::read_to_string(dir.join("node.log")).unwrap_or_default();
+    panic!("no cluster node answered PING in {ATTEMPTS} attempts; redis-server printed:\n{log}")
+}
+
+fn spawn_node(port: u16, dir: &Path) -> Child {
     let (port, bus) = (port.to_string(), free_port().to_string());
     let config = dir.join(format!("nodes-{port}.conf"));
     Command::new("redis-server")
@@ -110,6 +135,8 @@ fn spawn_node(port: u16, dir: &std::path::Path) -> Child {
         .arg("--dir")
         .arg(dir)
         .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .arg("--logfile")
+        .arg(dir.join("node.log"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

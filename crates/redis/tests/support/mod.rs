@@ -3,10 +3,12 @@
 //! skip. Every wait is bounded.
 #![allow(dead_code)]
 
+use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use toolwire_redis::{RedisConfig, RedisConnection};
@@ -23,10 +25,18 @@ pub struct RedisServer {
     tls: bool,
 }
 
-/// A free port on 127.0.0.1 (bound, then released).
+/// A free port on 127.0.0.1 (bound, then released), never one this test
+/// binary handed out before: the kernel may give a released port to the
+/// next `bind(0)`, and tests running side by side must not share one.
 pub fn free_port() -> u16 {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
-    listener.local_addr().unwrap().port()
+    static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    loop {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
+        let port = listener.local_addr().unwrap().port();
+        if HANDED_OUT.lock().unwrap().insert(port) {
+            return port;
+        }
+    }
 }
 
 impl RedisServer {
@@ -169,7 +179,7 @@ fn wait_for_listener(port: u16) {
     panic!("redis-server did not listen on 127.0.0.1:{port} within {WAIT:?}");
 }
 
-fn ping(port: u16) -> bool {
+pub fn ping(port: u16) -> bool {
     let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, port)) else {
         return false;
     };
