@@ -62,14 +62,22 @@ impl RedisServer {
         server
     }
 
+    /// Starts on a free port; a server that exits at once (the port was
+    /// taken between `free_port` and its bind) is started again on another
+    /// port, a bounded number of times.
     fn start_with(tls: bool) -> RedisServer {
-        let mut server = RedisServer {
-            port: free_port(),
-            child: None,
-            tls,
-        };
-        server.restart();
-        server
+        const ATTEMPTS: usize = 5;
+        for _ in 0..ATTEMPTS {
+            let port = free_port();
+            let mut child = spawn(port, tls);
+            if wait_until_serving(port, tls, &mut child) {
+                let child = Some(child);
+                return RedisServer { port, child, tls };
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("redis-server did not start on a free port in {ATTEMPTS} attempts");
     }
 
     /// The port.
@@ -153,6 +161,26 @@ fn spawn(port: u16, tls: bool) -> Child {
         ),
         Err(error) => panic!("could not start redis-server: {error}"),
     }
+}
+
+/// Waits until the server on `port` serves; false when it exits first.
+fn wait_until_serving(port: u16, tls: bool, child: &mut Child) -> bool {
+    let deadline = Instant::now() + WAIT;
+    while Instant::now() < deadline {
+        let serving = if tls {
+            TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok()
+        } else {
+            ping(port)
+        };
+        if serving {
+            return true;
+        }
+        if child.try_wait().expect("poll redis-server").is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("redis-server on 127.0.0.1:{port} did not serve within {WAIT:?}");
 }
 
 /// Waits until PING on `port` answers PONG.
