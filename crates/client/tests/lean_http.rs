@@ -1,4 +1,4 @@
-//! The transport's own HTTP client (hyper-util, without reqwest) over real
+//! The transport's own HTTP client (hyper, without reqwest) over real
 //! HTTP on 127.0.0.1: the reply limit while reading, SSE replies streamed,
 //! connections kept alive, error statuses and refused connections
 //! (`proxy.rs` covers when reqwest is kept).
@@ -148,4 +148,92 @@ async fn a_refused_connection_is_an_io_error_naming_the_request() {
         matches!(&messages[..], [Err(TransportError::Io(m))] if m.starts_with(&prefix) && m.contains("Connection refused")),
         "{messages:?}"
     );
+}
+
+#[tokio::test]
+async fn a_reply_without_a_body_gives_its_connection_back() {
+    let peers = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&peers);
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move |ConnectInfo(peer): ConnectInfo<SocketAddr>| {
+            seen.lock().unwrap().push(peer);
+            async { StatusCode::SERVICE_UNAVAILABLE }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let service = app.into_make_service_with_connect_info::<SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, service).await });
+    let transport = transport(&url, 1_000);
+    for _ in 0..3 {
+        let messages = exchange(&transport).await;
+        assert!(
+            matches!(&messages[..], [Err(TransportError::Http { status: 503, body })] if body.is_empty()),
+            "{messages:?}"
+        );
+    }
+    let peers = peers.lock().unwrap().clone();
+    assert_eq!(peers.len(), 3);
+    assert!(peers.iter().all(|p| *p == peers[0]), "{peers:?}");
+}
+
+/// A server that answers each connection's first request with `RESULT` and
+/// then closes it, without saying so in the reply; it records the peers.
+async fn closing_after_one_reply() -> (String, Arc<Mutex<Vec<SocketAddr>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let peers = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&peers);
+    tokio::spawn(async move {
+        while let Ok((mut stream, peer)) = listener.accept().await {
+            seen.lock().unwrap().push(peer);
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 4096];
+            // The head, then the body of the length it announces.
+            while !request_is_complete(&request) {
+                match stream.read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buffer[..n]),
+                }
+            }
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{RESULT}",
+                RESULT.len()
+            );
+            let _ = stream.write_all(reply.as_bytes()).await;
+        }
+    });
+    (url, peers)
+}
+
+fn request_is_complete(request: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(request);
+    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+        return false;
+    };
+    let length = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    body.len() >= length
+}
+
+#[tokio::test]
+async fn a_connection_the_server_closed_while_idle_is_not_used_again() {
+    let (url, peers) = closing_after_one_reply().await;
+    let transport = transport(&url, 1_000);
+    for _ in 0..3 {
+        assert_eq!(exchange(&transport).await, [Ok(message(RESULT))]);
+        // Time for the client to see the close before the next request.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let peers = peers.lock().unwrap().clone();
+    assert_eq!(peers.len(), 3);
+    assert!(peers[0] != peers[1] && peers[1] != peers[2], "{peers:?}");
 }

@@ -1,18 +1,17 @@
 //! The lean sending path: the transport's own requests (POST, the legacy GET
-//! stream, DELETE) sent through hyper-util's pooled client over hyper-rustls,
-//! without reqwest's layers (its URL parses, redirect layer and header
-//! merging per request). It keeps what reqwest did for these requests:
+//! stream, DELETE) sent without reqwest's layers (its URL parses, redirect
+//! layer and header merging per request): through the plain-HTTP/1.1 pool
+//! of `plain.rs` to an `http` endpoint, else through hyper-util's pooled
+//! client over hyper-rustls. It keeps what reqwest did for these requests:
 //! keep-alive connections (idle for up to 90 s), TCP_NODELAY and TCP
 //! keep-alive, TLS with the same roots, ALPN `h2`/`http/1.1` (or HTTP/2 only
 //! with prior knowledge), `Accept: */*` when a request has no `Accept`, and
 //! same-origin redirects followed as `redirect.rs`' policy follows them,
 //! with reqwest's method and body rules and its `Referer`.
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::body::Incoming;
+use hyper::body::{Body, Incoming};
 use hyper_util::client::legacy::Client as PooledClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
@@ -22,27 +21,35 @@ use reqwest::header::{
 };
 use reqwest::{Method, StatusCode, Url};
 
+use super::plain::{Lease, POOL_IDLE, PlainPool, TCP_KEEPALIVE, TCP_KEEPALIVE_RETRIES};
 use super::redirect::{self, Verdict};
 use super::request_headers::Headers;
+use super::response::{BodyError, next_data};
 use super::with_causes;
 use crate::transport::TransportError;
 
-/// A reply as hyper-util hands it over.
-pub(super) type LeanResponse = http::Response<Incoming>;
+/// A reply, with the lease of its connection when it came through the
+/// plain-HTTP pool (`plain.rs`): the connection goes back to the pool once
+/// the body has been read to its end.
+#[derive(Debug)]
+pub(super) struct LeanResponse {
+    pub(super) response: http::Response<Incoming>,
+    lease: Option<Lease>,
+}
+
+/// Why one request could not be sent (hyper-util's error, or the plain
+/// pool's, worded the same).
+type SendError = Box<dyn std::error::Error + Send + Sync>;
 
 type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 
-/// How long an idle connection is kept (reqwest's default).
-const POOL_IDLE: Duration = Duration::from_secs(90);
-/// TCP keep-alive: first probe, interval and count (reqwest's defaults).
-const TCP_KEEPALIVE: Duration = Duration::from_secs(15);
-const TCP_KEEPALIVE_RETRIES: u32 = 3;
-
-/// hyper-util's client with its connection pool, and the endpoint's URL
+/// hyper-util's client with its connection pool (for TLS and HTTP/2), the
+/// plain-HTTP/1.1 pool for an `http` endpoint, and the endpoint's URL
 /// parsed once as the URI hyper sends to.
 #[derive(Debug)]
 pub(super) struct LeanClient {
     pool: PooledClient<Connector, Full<Bytes>>,
+    plain: Option<PlainPool>,
     endpoint: http::Uri,
 }
 
@@ -82,8 +89,14 @@ impl LeanClient {
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(POOL_IDLE)
             .http2_only(http2_prior_knowledge);
+        let plain = if http2_prior_knowledge {
+            None
+        } else {
+            PlainPool::for_endpoint(&endpoint)
+        };
         LeanClient {
             pool: builder.build(connector),
+            plain,
             endpoint,
         }
     }
@@ -112,8 +125,8 @@ impl LeanClient {
         let response = self
             .send_once(method.clone(), uri, with_accept(first), body.clone())
             .await
-            .map_err(|e| sending_failed(&method, url, &e))?;
-        if !is_redirect(response.status()) {
+            .map_err(|e| sending_failed(&method, url, &*e))?;
+        if !is_redirect(response.response.status()) {
             return Ok(response);
         }
         let resend = Resend {
@@ -133,12 +146,18 @@ impl LeanClient {
         uri: http::Uri,
         headers: HeaderMap,
         body: Bytes,
-    ) -> Result<LeanResponse, hyper_util::client::legacy::Error> {
+    ) -> Result<LeanResponse, SendError> {
         let mut request = http::Request::new(Full::new(body));
         *request.method_mut() = method;
-        *request.uri_mut() = uri;
         *request.headers_mut() = headers;
-        self.pool.request(request).await
+        let plain = self.plain.as_ref().filter(|p| p.serves(&uri));
+        *request.uri_mut() = uri;
+        if let Some(plain) = plain {
+            let (response, lease) = plain.send(request).await?;
+            return Ok(LeanResponse::new(response, Some(lease)));
+        }
+        let response = self.pool.request(request).await?;
+        Ok(LeanResponse::new(response, None))
     }
 
     /// Follows the redirects `response` starts while `redirect.rs`' policy
@@ -151,10 +170,10 @@ impl LeanClient {
         // The URLs redirected from so far, the endpoint first.
         let mut previous: Vec<Url> = Vec::new();
         loop {
-            if !resend.adapt_to(response.status()) {
+            if !resend.adapt_to(response.response.status()) {
                 return Ok(response);
             }
-            let Some((uri, next)) = location(&response, &resend.url) else {
+            let Some((uri, next)) = location(&response.response, &resend.url) else {
                 return Ok(response);
             };
             previous.push(resend.url.clone());
@@ -179,6 +198,31 @@ impl LeanClient {
                 )
                 .await
                 .map_err(FollowError::Send)?;
+        }
+    }
+}
+
+impl LeanResponse {
+    fn new(response: http::Response<Incoming>, lease: Option<Lease>) -> Self {
+        let mut lean = LeanResponse { response, lease };
+        lean.release_if_read();
+        lean
+    }
+
+    /// The next piece of the body; `None` at its end.
+    pub(super) async fn chunk(&mut self) -> Result<Option<Bytes>, BodyError> {
+        let chunk = next_data(self.response.body_mut()).await;
+        self.release_if_read();
+        chunk
+    }
+
+    /// Gives the connection back to its pool once nothing of the body is
+    /// left to read (at once for a reply without one).
+    fn release_if_read(&mut self) {
+        if self.response.body().is_end_stream()
+            && let Some(lease) = self.lease.take()
+        {
+            lease.release();
         }
     }
 }
@@ -242,7 +286,7 @@ enum FollowError {
     /// `redirect.rs`' policy refused another redirect from `from`.
     TooMany { from: Url, reason: &'static str },
     /// A redirected request could not be sent.
-    Send(hyper_util::client::legacy::Error),
+    Send(SendError),
 }
 
 impl FollowError {
@@ -253,7 +297,7 @@ impl FollowError {
             FollowError::TooMany { from, reason } => TransportError::Io(format!(
                 "{method} {url} failed: error following redirect for url ({from}): {reason}"
             )),
-            FollowError::Send(error) => sending_failed(method, url, &error),
+            FollowError::Send(error) => sending_failed(method, url, &*error),
         }
     }
 }
@@ -281,7 +325,7 @@ fn is_redirect(status: StatusCode) -> bool {
 /// resolves it for reqwest: the URI to send to and the URL the policy
 /// judges. `None` (the reply is returned as it is) without a usable
 /// `Location`.
-fn location(response: &LeanResponse, current: &Url) -> Option<(http::Uri, Url)> {
+fn location(response: &http::Response<Incoming>, current: &Url) -> Option<(http::Uri, Url)> {
     let location = std::str::from_utf8(response.headers().get(LOCATION)?.as_bytes()).ok()?;
     let resolved = current.join(location).ok()?;
     let uri = http::Uri::try_from(String::from(resolved)).ok()?;

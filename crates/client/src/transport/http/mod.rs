@@ -20,6 +20,7 @@ use super::{
 mod builder;
 mod lean;
 mod legacy;
+mod plain;
 mod redirect;
 mod request_headers;
 mod response;

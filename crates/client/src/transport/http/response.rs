@@ -3,6 +3,8 @@
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
+
+use super::lean::LeanResponse;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 
@@ -12,12 +14,12 @@ pub(super) enum HttpResponse {
     /// Sent through reqwest (OAuth, a caller's client, a proxy).
     Reqwest(reqwest::Response),
     /// Sent through the lean path (`lean.rs`).
-    Lean(http::Response<hyper::body::Incoming>),
+    Lean(LeanResponse),
 }
 
 /// Reading the body failed (the connection broke, say).
 #[derive(Debug)]
-pub(super) struct BodyError(String);
+pub(super) struct BodyError(pub(super) String);
 
 impl std::fmt::Display for BodyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -27,14 +29,14 @@ impl std::fmt::Display for BodyError {
 
 /// What reqwest says of a body that could not be read; the lean path says
 /// the same, so that error texts do not depend on the client.
-const BODY_FAILED: &str = "error decoding response body";
+pub(super) const BODY_FAILED: &str = "error decoding response body";
 
 impl HttpResponse {
     /// The reply's status.
     pub(super) fn status(&self) -> StatusCode {
         match self {
             Self::Reqwest(response) => response.status(),
-            Self::Lean(response) => response.status(),
+            Self::Lean(lean) => lean.response.status(),
         }
     }
 
@@ -42,7 +44,7 @@ impl HttpResponse {
     pub(super) fn headers(&self) -> &HeaderMap {
         match self {
             Self::Reqwest(response) => response.headers(),
-            Self::Lean(response) => response.headers(),
+            Self::Lean(lean) => lean.response.headers(),
         }
     }
 
@@ -50,13 +52,15 @@ impl HttpResponse {
     pub(super) async fn chunk(&mut self) -> Result<Option<Bytes>, BodyError> {
         match self {
             Self::Reqwest(response) => response.chunk().await.map_err(|e| BodyError(e.to_string())),
-            Self::Lean(response) => next_data(response.body_mut()).await,
+            Self::Lean(lean) => lean.chunk().await,
         }
     }
 }
 
 /// The next data frame of a hyper body (trailers are skipped).
-async fn next_data(body: &mut hyper::body::Incoming) -> Result<Option<Bytes>, BodyError> {
+pub(super) async fn next_data(
+    body: &mut hyper::body::Incoming,
+) -> Result<Option<Bytes>, BodyError> {
     loop {
         let Some(frame) = body.frame().await else {
             return Ok(None);
