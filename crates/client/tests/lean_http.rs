@@ -1,6 +1,8 @@
 //! The transport's own HTTP client (hyper, without reqwest) over real
-//! HTTP on 127.0.0.1: the reply limit while reading, SSE replies streamed,
-//! connections kept alive, error statuses and refused connections
+//! HTTP on 127.0.0.1: the reply limit while reading, SSE replies streamed
+//! and ended by a closed connection, connections kept alive (and not used
+//! again once the server closed or reset them), error statuses and refused
+//! connections
 //! (`proxy.rs` covers when reqwest is kept).
 
 use std::net::SocketAddr;
@@ -236,4 +238,93 @@ async fn a_connection_the_server_closed_while_idle_is_not_used_again() {
     let peers = peers.lock().unwrap().clone();
     assert_eq!(peers.len(), 3);
     assert!(peers[0] != peers[1] && peers[1] != peers[2], "{peers:?}");
+}
+
+#[tokio::test]
+async fn an_sse_reply_whose_connection_closes_ends_its_exchange() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#;
+    tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while !request_is_complete(&request) {
+            let n = stream.read(&mut buffer).await.unwrap();
+            request.extend_from_slice(&buffer[..n]);
+        }
+        let event = format!("data: {progress}\n\n");
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        let chunk = format!("{:x}\r\n{event}\r\n", event.len());
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(chunk.as_bytes()).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        // The server goes away in the middle of the stream.
+    });
+    let transport = transport(&url, 1_000);
+    let messages = tokio::time::timeout(std::time::Duration::from_secs(5), exchange(&transport))
+        .await
+        .expect("the exchange ends when the connection closes");
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(messages[0], Ok(message(progress)));
+    assert!(
+        matches!(&messages[1], Err(TransportError::Io(m)) if m.starts_with("SSE stream broke: ")),
+        "{messages:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_closes_its_idle_connection_and_stops_is_reported_unreachable() {
+    reported_unreachable_after_it_stops(false).await;
+}
+
+#[tokio::test]
+async fn a_server_that_resets_its_idle_connection_and_stops_is_reported_unreachable() {
+    reported_unreachable_after_it_stops(true).await;
+}
+
+/// One request answered on a kept-alive connection; then the server closes
+/// it (resets it when `reset`, as a killed process's connection may be)
+/// and stops listening. The next request must fail at once, not wait on
+/// the dead connection.
+async fn reported_unreachable_after_it_stops(reset: bool) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (served, gone) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while !request_is_complete(&request) {
+            let n = stream.read(&mut buffer).await.unwrap();
+            request.extend_from_slice(&buffer[..n]);
+        }
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{RESULT}",
+            RESULT.len()
+        );
+        stream.write_all(reply.as_bytes()).await.unwrap();
+        // Closed only once the client holds the connection idle.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        if reset {
+            socket2::SockRef::from(&stream)
+                .set_linger(Some(std::time::Duration::ZERO))
+                .unwrap();
+        }
+        drop((stream, listener));
+        let _ = served.send(());
+    });
+    let transport = transport(&url, 1_000);
+    assert_eq!(exchange(&transport).await, [Ok(message(RESULT))]);
+    gone.await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let messages = tokio::time::timeout(std::time::Duration::from_secs(5), exchange(&transport))
+        .await
+        .expect("a closed connection is not waited on");
+    assert!(
+        matches!(&messages[..], [Err(TransportError::Io(m))] if m.contains("Connection refused")),
+        "{messages:?}"
+    );
 }
