@@ -211,11 +211,7 @@ impl LeanResponse {
 
     /// The next piece of the body; `None` at its end.
     pub(super) async fn chunk(&mut self) -> Result<Option<Bytes>, BodyError> {
-        let body = self.response.body_mut();
-        let chunk = match &mut self.lease {
-            Some(lease) => lease.driving(Box::pin(next_data(body))).await,
-            None => next_data(body).await,
-        };
+        let chunk = next_data(self.response.body_mut()).await;
         self.release_if_read();
         chunk
     }

@@ -1,29 +1,26 @@
 //! A pool of HTTP/1.1 connections to one plain-`http` origin, over hyper's
 //! connection API. It does what hyper-util's pooled client did for such an
-//! endpoint, without a task per connection or per request: a connection's
-//! I/O is driven by whoever waits on it (the request, then the reply's body,
-//! through [`Lease`]), so a call and its reply run in the caller's task, and
-//! the runtime does not hand each call between tasks and threads. When the
-//! body has been read to its end, the connection goes back to the pool.
+//! endpoint, without a task per request: a connection goes back to the pool
+//! when its reply's body has been read to the end ([`Lease`]), and the next
+//! request waits for it to be ready there, in the caller's task.
 //!
 //! Idle connections are kept for up to 90 s and at most [`MAX_IDLE`] of
 //! them; one the server closed is noticed and dropped when it is taken,
 //! and a request that could not be written on a reused connection is sent
 //! again on another.
 
-use std::future::{Future, poll_fn};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{HOST, HeaderValue};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::client::conn::http1::{self, Connection, SendRequest};
+use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
+
+type Sender = SendRequest<Full<Bytes>>;
 
 /// How long an idle connection is kept (reqwest's default; hyper-util's
 /// pool in `lean.rs` keeps the same).
@@ -53,34 +50,15 @@ struct Shared {
 
 #[derive(Debug)]
 struct Idle {
-    conn: Conn,
+    sender: Sender,
     since: Instant,
 }
 
-/// One connection: the handle requests are sent through, and the future
-/// that reads and writes its socket (polled by whoever waits on it).
-struct Conn {
-    sender: SendRequest<Full<Bytes>>,
-    /// `None` once the I/O future has finished (the connection is closed):
-    /// it is dropped then, which fails whatever still waits on it.
-    io: Option<ConnectionIo>,
-}
-
-type ConnectionIo = Pin<Box<Connection<TokioIo<TcpStream>, Full<Bytes>>>>;
-
-impl std::fmt::Debug for Conn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Conn")
-            .field("closed", &self.io.is_none())
-            .finish()
-    }
-}
-
-/// A connection in use, for reading the reply's body: it goes back to the
-/// pool when released, else it is closed when dropped.
+/// A connection in use: it goes back to the pool when released, else it
+/// is closed when dropped.
 #[derive(Debug)]
 pub(super) struct Lease {
-    conn: Conn,
+    sender: Sender,
     pool: PlainPool,
 }
 
@@ -113,40 +91,6 @@ impl std::error::Error for PlainError {
     }
 }
 
-impl Conn {
-    /// Waits for `work` (a request's reply, a body's next frame) while
-    /// driving the connection's I/O in the same task.
-    async fn driving<F: Future + Unpin>(&mut self, mut work: F) -> F::Output {
-        poll_fn(|cx| {
-            self.poll_io(cx);
-            Pin::new(&mut work).poll(cx)
-        })
-        .await
-    }
-
-    fn poll_io(&mut self, cx: &mut Context<'_>) {
-        // Its errors reach the request or the body waiting on it.
-        if let Some(io) = &mut self.io
-            && io.as_mut().poll(cx).is_ready()
-        {
-            self.io = None;
-        }
-    }
-
-    /// Whether it can take a request now (after the server's close, if
-    /// any, has been read).
-    async fn is_usable(&mut self) -> bool {
-        poll_fn(|cx| {
-            self.poll_io(cx);
-            if self.io.is_none() {
-                return Poll::Ready(false);
-            }
-            self.sender.poll_ready(cx).map(|ready| ready.is_ok())
-        })
-        .await
-    }
-}
-
 impl PlainPool {
     /// A pool for `endpoint`'s origin when it is a plain `http` URI with a
     /// host; `None` otherwise.
@@ -161,7 +105,10 @@ impl PlainPool {
             _ => host.to_owned(),
         };
         let shared = Shared {
-            host: unbracketed(host).to_owned(),
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned(),
             port,
             host_header: HeaderValue::from_str(&header).ok()?,
             idle: Mutex::new(Vec::new()),
@@ -175,21 +122,22 @@ impl PlainPool {
     pub(super) fn serves(&self, uri: &http::Uri) -> bool {
         uri.scheme_str() == Some("http")
             && uri.port_u16().unwrap_or(80) == self.shared.port
-            && uri.host().map(unbracketed) == Some(self.shared.host.as_str())
+            && uri.host().is_some_and(|h| {
+                h.trim_start_matches('[').trim_end_matches(']') == self.shared.host
+            })
     }
 
     /// Sends `request` (an absolute URI of this origin) on an idle
     /// connection, or a new one; the reply comes with the connection's
-    /// lease, for reading the body.
+    /// lease.
     pub(super) async fn send(
         &self,
         mut request: http::Request<Full<Bytes>>,
     ) -> Result<(http::Response<Incoming>, Lease), PlainError> {
         self.to_origin_form(&mut request);
-        while let Some(mut conn) = self.take_usable().await {
-            let sent = conn.sender.try_send_request(request);
-            match conn.driving(Box::pin(sent)).await {
-                Ok(response) => return Ok((response, self.lease(conn))),
+        while let Some(mut sender) = self.take_ready().await {
+            match sender.try_send_request(request).await {
+                Ok(response) => return Ok((response, self.lease(sender))),
                 Err(mut error) => match error.take_message() {
                     // Not written: the connection closed while idle.
                     Some(unsent) => request = unsent,
@@ -197,18 +145,17 @@ impl PlainPool {
                 },
             }
         }
-        let mut conn = self.connect().await?;
-        let sent = conn.sender.send_request(request);
-        let response = conn
-            .driving(Box::pin(sent))
+        let mut sender = self.connect().await?;
+        let response = sender
+            .send_request(request)
             .await
             .map_err(PlainError::Send)?;
-        Ok((response, self.lease(conn)))
+        Ok((response, self.lease(sender)))
     }
 
-    fn lease(&self, conn: Conn) -> Lease {
+    fn lease(&self, sender: Sender) -> Lease {
         Lease {
-            conn,
+            sender,
             pool: self.clone(),
         }
     }
@@ -228,13 +175,13 @@ impl PlainPool {
             .or_insert_with(|| self.shared.host_header.clone());
     }
 
-    /// The most recently used idle connection that can take a request;
+    /// The most recently used idle connection that is still open and ready;
     /// expired and closed ones are dropped on the way.
-    async fn take_usable(&self) -> Option<Conn> {
+    async fn take_ready(&self) -> Option<Sender> {
         loop {
             let mut idle = self.pop_unexpired()?;
-            if idle.conn.is_usable().await {
-                return Some(idle.conn);
+            if idle.sender.ready().await.is_ok() {
+                return Some(idle.sender);
             }
         }
     }
@@ -251,7 +198,7 @@ impl PlainPool {
         idle.pop()
     }
 
-    async fn connect(&self) -> Result<Conn, PlainError> {
+    async fn connect(&self) -> Result<Sender, PlainError> {
         let stream = TcpStream::connect((self.shared.host.as_str(), self.shared.port))
             .await
             .map_err(PlainError::Connect)?;
@@ -262,23 +209,24 @@ impl PlainPool {
             .with_interval(TCP_KEEPALIVE)
             .with_retries(TCP_KEEPALIVE_RETRIES);
         let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&keepalive);
-        let (sender, io) = http1::handshake(TokioIo::new(stream))
+        let (sender, connection) = http1::handshake(TokioIo::new(stream))
             .await
             .map_err(PlainError::Handshake)?;
-        Ok(Conn {
-            sender,
-            io: Some(Box::pin(io)),
-        })
+        tokio::spawn(async move {
+            // Its errors reach the request or the body being read.
+            let _ = connection.await;
+        });
+        Ok(sender)
     }
 
-    fn put_back(&self, conn: Conn) {
-        if conn.io.is_none() || conn.sender.is_closed() {
+    fn put_back(&self, sender: Sender) {
+        if sender.is_closed() {
             return;
         }
         let mut idle = self.shared.idle.lock().unwrap_or_else(|e| e.into_inner());
         if idle.len() < MAX_IDLE {
             idle.push(Idle {
-                conn,
+                sender,
                 since: Instant::now(),
             });
         }
@@ -286,21 +234,11 @@ impl PlainPool {
 }
 
 impl Lease {
-    /// Waits for `work` on the reply's body while driving the connection.
-    pub(super) async fn driving<F: Future + Unpin>(&mut self, work: F) -> F::Output {
-        self.conn.driving(work).await
-    }
-
     /// The reply's body has been read to its end: the connection can serve
     /// the next request.
     pub(super) fn release(self) {
-        self.pool.put_back(self.conn);
+        self.pool.put_back(self.sender);
     }
-}
-
-/// A host as a socket address takes it: an IPv6 address without brackets.
-fn unbracketed(host: &str) -> &str {
-    host.trim_start_matches('[').trim_end_matches(']')
 }
 
 #[cfg(test)]
