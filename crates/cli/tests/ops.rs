@@ -1,6 +1,7 @@
 //! Operations, over real processes: the health checks of `toolwire serve
 //! --health` and of a gateway with `health = true`, the graceful drain on
-//! SIGTERM (HTTP and stdio), the second signal, and `--log-format json`.
+//! SIGTERM (HTTP and stdio), the second signal, `--log-format json` and
+//! `--worker-threads`.
 #![cfg(unix)]
 
 mod support;
@@ -354,5 +355,45 @@ fn log_format_json_writes_json_lines() {
             .as_str()
             .is_some_and(|t| t.contains("countdown")),
         "{audit}"
+    );
+}
+
+/// The runtime's threads of process `pid` (Tokio names its workers, and
+/// its blocking threads, `tokio-rt-worker`).
+fn runtime_threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter(|task| {
+            let comm = task.as_ref().unwrap().path().join("comm");
+            std::fs::read_to_string(comm).is_ok_and(|name| name.trim() == "tokio-rt-worker")
+        })
+        .count()
+}
+
+#[test]
+fn worker_threads_sets_how_many_threads_the_runtime_runs() {
+    for (args, env, threads) in [
+        (&["--worker-threads", "3"][..], &[][..], 3),
+        (&[][..], &[("TOOLWIRE_WORKER_THREADS", "1")][..], 1),
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["serve", "--http", "127.0.0.1:0"]);
+        let served = Served::command_with_env(&all, env);
+        let called = support::toolwire(
+            &["call", &served.url, "echo", "text=hi", "--yes", "--json"],
+            "",
+        );
+        called.expect_code(0);
+        assert_eq!(called.json()["content"][0]["text"], "hi");
+        assert_eq!(runtime_threads(served.pid()), threads, "{args:?} {env:?}");
+    }
+    let refused = support::toolwire(&["--worker-threads", "0", "serve"], "");
+    refused.expect_code(2);
+    assert!(
+        refused
+            .stderr
+            .contains("invalid value '0' for '--worker-threads <N>': 0 is not in 1..=1024"),
+        "{}",
+        refused.stderr
     );
 }
