@@ -519,3 +519,44 @@ async fn host_and_origin_checks_guard_the_legacy_era_too() {
     assert_eq!(response.status(), 403);
     endpoint.stop().await;
 }
+
+#[tokio::test]
+async fn a_call_whose_client_drops_the_connection_runs_to_its_end() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use toolwire_server::{NoArgs, RequestContext, ToolBuilder};
+    let finished = Arc::new(AtomicBool::new(false));
+    let mark = Arc::clone(&finished);
+    let server = builder()
+        .tool(
+            ToolBuilder::new("slow").handler(move |_: NoArgs, _cx: RequestContext| {
+                let mark = Arc::clone(&mark);
+                async move {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    mark.store(true, std::sync::atomic::Ordering::SeqCst);
+                    "done"
+                }
+            }),
+        )
+        .build()
+        .unwrap();
+    let endpoint = Endpoint::start(server, HttpConfig::new()).await;
+    let id = endpoint.open(None).await;
+    let call = legacy(5, "tools/call", json!({"name": "slow", "arguments": {}}));
+    // The client gives up before the answer and closes its connection.
+    let gave_up = tokio::time::timeout(
+        Duration::from_millis(100),
+        endpoint.post(Some(&id), &call).send(),
+    )
+    .await;
+    assert!(gave_up.is_err(), "answered before the client gave up");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !finished.load(Ordering::SeqCst) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the call was cancelled with its connection (2025-11-25: it must not be)"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    endpoint.stop().await;
+}
