@@ -21,10 +21,10 @@ use reqwest::header::{
 };
 use reqwest::{Method, StatusCode, Url};
 
+use super::body::{BodyError, next_data};
 use super::plain::{Lease, POOL_IDLE, PlainPool, TCP_KEEPALIVE, TCP_KEEPALIVE_RETRIES};
 use super::redirect::{self, Verdict};
 use super::request_headers::Headers;
-use super::response::{BodyError, next_data};
 use super::with_causes;
 use crate::transport::TransportError;
 

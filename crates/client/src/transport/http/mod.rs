@@ -17,6 +17,7 @@ use super::{
     Transport, TransportError, TransportKind,
 };
 
+mod body;
 mod builder;
 mod lean;
 mod legacy;

@@ -1,12 +1,12 @@
 //! [`HttpResponse`]: a server's reply, read the same way whichever client
-//! sent the request (the lean path's hyper-util client, or reqwest).
+//! sent the request (the lean path's hyper client, or reqwest).
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
-
-use super::lean::LeanResponse;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
+
+use super::body::BodyError;
+use super::lean::LeanResponse;
 
 /// The status, headers and body of one HTTP reply.
 #[derive(Debug)]
@@ -16,20 +16,6 @@ pub(super) enum HttpResponse {
     /// Sent through the lean path (`lean.rs`).
     Lean(LeanResponse),
 }
-
-/// Reading the body failed (the connection broke, say).
-#[derive(Debug)]
-pub(super) struct BodyError(pub(super) String);
-
-impl std::fmt::Display for BodyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// What reqwest says of a body that could not be read; the lean path says
-/// the same, so that error texts do not depend on the client.
-pub(super) const BODY_FAILED: &str = "error decoding response body";
 
 impl HttpResponse {
     /// The reply's status.
@@ -53,21 +39,6 @@ impl HttpResponse {
         match self {
             Self::Reqwest(response) => response.chunk().await.map_err(|e| BodyError(e.to_string())),
             Self::Lean(lean) => lean.chunk().await,
-        }
-    }
-}
-
-/// The next data frame of a hyper body (trailers are skipped).
-pub(super) async fn next_data(
-    body: &mut hyper::body::Incoming,
-) -> Result<Option<Bytes>, BodyError> {
-    loop {
-        let Some(frame) = body.frame().await else {
-            return Ok(None);
-        };
-        let frame = frame.map_err(|_| BodyError(BODY_FAILED.to_owned()))?;
-        if let Ok(data) = frame.into_data() {
-            return Ok(Some(data));
         }
     }
 }
