@@ -11,7 +11,7 @@
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::body::{Body, Incoming};
+use hyper::body::Incoming;
 use hyper_util::client::legacy::Client as PooledClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
@@ -21,21 +21,12 @@ use reqwest::header::{
 };
 use reqwest::{Method, StatusCode, Url};
 
-use super::body::{BodyError, next_data};
-use super::plain::{Lease, POOL_IDLE, PlainPool, TCP_KEEPALIVE, TCP_KEEPALIVE_RETRIES};
+use super::body::LeanResponse;
+use super::plain::{POOL_IDLE, PlainPool, TCP_KEEPALIVE, TCP_KEEPALIVE_RETRIES};
 use super::redirect::{self, Verdict};
 use super::request_headers::Headers;
 use super::with_causes;
 use crate::transport::TransportError;
-
-/// A reply, with the lease of its connection when it came through the
-/// plain-HTTP pool (`plain.rs`): the connection goes back to the pool once
-/// the body has been read to its end.
-#[derive(Debug)]
-pub(super) struct LeanResponse {
-    pub(super) response: http::Response<Incoming>,
-    lease: Option<Lease>,
-}
 
 /// Why one request could not be sent (hyper-util's error, or the plain
 /// pool's, worded the same).
@@ -198,31 +189,6 @@ impl LeanClient {
                 )
                 .await
                 .map_err(FollowError::Send)?;
-        }
-    }
-}
-
-impl LeanResponse {
-    fn new(response: http::Response<Incoming>, lease: Option<Lease>) -> Self {
-        let mut lean = LeanResponse { response, lease };
-        lean.release_if_read();
-        lean
-    }
-
-    /// The next piece of the body; `None` at its end.
-    pub(super) async fn chunk(&mut self) -> Result<Option<Bytes>, BodyError> {
-        let chunk = next_data(self.response.body_mut()).await;
-        self.release_if_read();
-        chunk
-    }
-
-    /// Gives the connection back to its pool once nothing of the body is
-    /// left to read (at once for a reply without one).
-    fn release_if_read(&mut self) {
-        if self.response.body().is_end_stream()
-            && let Some(lease) = self.lease.take()
-        {
-            lease.release();
         }
     }
 }

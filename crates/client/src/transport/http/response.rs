@@ -5,8 +5,7 @@ use bytes::Bytes;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 
-use super::body::BodyError;
-use super::lean::LeanResponse;
+use super::body::{BodyError, LeanResponse};
 
 /// The status, headers and body of one HTTP reply.
 #[derive(Debug)]
