@@ -107,15 +107,8 @@ fn start_node(dir: &Path) -> (u16, Child) {
     for _ in 0..ATTEMPTS {
         let port = free_port();
         let mut node = spawn_node(port, dir);
-        let deadline = Instant::now() + WAIT;
-        while Instant::now() < deadline {
-            if support::ping(port) {
-                return (port, node);
-            }
-            if node.try_wait().expect("poll redis-server").is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if support::wait_until_serving(port, false, &mut node) {
+            return (port, node);
         }
         let _ = node.kill();
         let _ = node.wait();

@@ -163,8 +163,9 @@ fn spawn(port: u16, tls: bool) -> Child {
     }
 }
 
-/// Waits until the server on `port` serves; false when it exits first.
-fn wait_until_serving(port: u16, tls: bool, child: &mut Child) -> bool {
+/// Waits until the server on `port` serves (answers PING, or for TLS
+/// accepts a connection); false when `child` exits first.
+pub fn wait_until_serving(port: u16, tls: bool, child: &mut Child) -> bool {
     let deadline = Instant::now() + WAIT;
     while Instant::now() < deadline {
         let serving = if tls {
@@ -207,7 +208,7 @@ fn wait_for_listener(port: u16) {
     panic!("redis-server did not listen on 127.0.0.1:{port} within {WAIT:?}");
 }
 
-pub fn ping(port: u16) -> bool {
+fn ping(port: u16) -> bool {
     let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, port)) else {
         return false;
     };
