@@ -17,7 +17,9 @@
 
 #[macro_use]
 mod macros;
+mod level;
 mod number;
+mod tool;
 
 pub mod capabilities;
 pub mod completion;

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::JsonObject;
 use crate::capabilities::{ClientCapabilities, Implementation};
 use crate::jsonrpc::RequestId;
-use crate::logging::LoggingLevel;
+use crate::level::LoggingLevel;
 
 /// Reserved `_meta` key names.
 pub mod keys {

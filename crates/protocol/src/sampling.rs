@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::JsonObject;
 use crate::content::{Role, SamplingContent};
 use crate::meta::Meta;
-use crate::tools::Tool;
+use crate::tool::Tool;
 
 /// Method name of `sampling/createMessage`.
 pub const METHOD_CREATE_MESSAGE: &str = "sampling/createMessage";

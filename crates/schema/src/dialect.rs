@@ -5,7 +5,7 @@ use std::fmt;
 use jsonschema::Draft;
 use serde_json::Value;
 
-use crate::compile::SchemaError;
+use crate::error::SchemaError;
 
 /// A JSON Schema dialect this crate can validate with.
 ///

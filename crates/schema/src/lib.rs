@@ -24,6 +24,7 @@
 
 mod compile;
 mod dialect;
+mod error;
 pub mod header_value;
 mod headers;
 mod limits;
@@ -32,8 +33,9 @@ mod refs;
 mod violations;
 mod walk;
 
-pub use compile::{CompiledSchema, SchemaError};
+pub use compile::CompiledSchema;
 pub use dialect::Dialect;
+pub use error::SchemaError;
 pub use header_value::HeaderValueError;
 pub use headers::{
     HEADER_KEYWORD, HEADER_PREFIX, HeaderKind, HeaderParam, HeaderRuleError, header_params,

@@ -8,7 +8,7 @@ use std::io;
 
 use serde_json::Value;
 
-use crate::compile::SchemaError;
+use crate::error::SchemaError;
 use crate::walk::children;
 
 /// Bounds on the size and shape of a schema accepted by

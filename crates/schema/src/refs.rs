@@ -11,8 +11,8 @@ use std::collections::HashSet;
 use jsonschema::{Uri, uri};
 use serde_json::Value;
 
-use crate::compile::SchemaError;
 use crate::dialect::Dialect;
+use crate::error::SchemaError;
 use crate::walk::children;
 
 /// The base URI jsonschema gives a document without `$id`.
