@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Where the CPU of one call goes, direct and through a front, on the same
+# cores: 2025-11-25 echo calls (loadgen `legacy`) at CONNECTIONS connections
+# (default 32), 1 s warm-up then DURATION seconds (default 5), to
+#
+#   direct   loadgen -> toolwire-echo
+#   hyper    loadgen -> bare hyper proxy -> toolwire-echo
+#   gateway  loadgen -> toolwire gateway -> toolwire-echo
+#
+# For each it prints req/s and the CPU time per call (utime + stime) of the
+# load generator, the front and the upstream, so the throughput ratio can be
+# accounted for: on shared cores, req/s is about 1 / (CPU per call summed
+# over the processes), so a front that costs F per call can reach at most
+# (L + U) / (L + U' + F) of direct, L, U and U' being the load generator's and
+# the upstream's costs without and with the front.
+#
+#   bench/gateway/cpu-budget.sh TOOLWIRE_BIN [CONNECTIONS] [DURATION] [ROUNDS]
+#
+# Needs the bench binaries (bench/run.sh builds them; CARGO_TARGET_DIR is
+# honoured) and ports 19101 and 19102 free on 127.0.0.1.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${CARGO_TARGET_DIR:-$here/target}/release"
+toolwire=$1 connections=${2:-32} duration=${3:-5} rounds=${4:-1}
+config="$(mktemp --suffix=.toml)"
+load_times="$(mktemp)"
+trap 'rm -f "$config" "$load_times"' EXIT
+cat > "$config" <<TOML
+[gateway]
+http = "127.0.0.1:19102"
+call_limit = "4294967295/1"
+
+[[upstream]]
+name = "echo"
+url = "http://127.0.0.1:19101/mcp"
+prefix = ""
+TOML
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# Nanoseconds per call from clock ticks.
+per_call() { echo $(( ($2 - $1) * 1000000000 / $(getconf CLK_TCK) / $3 )); }
+start_front() { # kind -> pid on stdout, nothing for direct
+    case $1 in
+        direct) ;;
+        hyper) "$bin/hyper-proxy" 19102 19101 >/dev/null 2>&1 & echo $! ;;
+        gateway) "$toolwire" gateway --config "$config" >/dev/null 2>&1 & echo $! ;;
+    esac
+}
+run() { # kind
+    "$bin/toolwire-echo" 19101 >/dev/null 2>&1 & local upstream=$!
+    local front port=19101
+    front=$(start_front "$1")
+    [ -n "$front" ] && port=19102
+    sleep 1.5
+    "$bin/loadgen" $port legacy --connections "$connections" --duration 1 --warmup 0 >/dev/null
+    local f0=0 f1=0 u0 u1 out n load
+    [ -n "$front" ] && f0=$(ticks "$front")
+    u0=$(ticks $upstream)
+    out=$(/usr/bin/time -f '%U %S' -o "$load_times" \
+        "$bin/loadgen" $port legacy --connections "$connections" --duration "$duration" --warmup 0 |
+        grep 'req/s')
+    [ -n "$front" ] && f1=$(ticks "$front")
+    u1=$(ticks $upstream)
+    n=$(echo "$out" | sed -E 's/.* ([0-9]+) ok.*/\1/')
+    load=$(awk -v n="$n" '{printf "%d", ($1 + $2) * 1e9 / n}' "$load_times")
+    printf '%-8s %2s conn  %s  loadgen %6s ns/call  front %6s ns/call  upstream %6s ns/call\n' \
+        "$1" "$connections" "$(echo "$out" | sed -E 's/.*: ([0-9]+ req\/s), (p50 [0-9.]+ ms).*/\1, \2/')" \
+        "$load" "$(per_call "$f0" "$f1" "$n")" "$(per_call "$u0" "$u1" "$n")"
+    # shellcheck disable=SC2086 # $front is empty for direct
+    kill $front $upstream
+    wait $front $upstream 2>/dev/null || true
+}
+for _ in $(seq 1 "$rounds"); do
+    for kind in direct hyper gateway; do run $kind; done
+done
