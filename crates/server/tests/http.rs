@@ -1465,6 +1465,58 @@ async fn a_client_that_stalls_in_its_headers_is_disconnected() {
     harness.stop().await;
 }
 
+/// The head read timeout runs anew for each request of a keep-alive
+/// connection (hyper's: from the end of the previous reply), whatever the
+/// deadline of the request before.
+#[tokio::test]
+async fn each_request_head_of_a_connection_has_the_whole_header_read_timeout() {
+    let config = HttpConfig::new().header_read_timeout(Duration::from_millis(300));
+    let harness = Harness::with_config(config).await;
+    let addr = harness
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    let mut connection = tokio::net::TcpStream::connect(addr).await.unwrap();
+    // The first head takes 200 of its 300 ms.
+    connection
+        .write_all(b"GET /mcp HTTP/1.1\r\n")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    connection
+        .write_all(b"Host: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !reply.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = tokio::time::timeout(WAIT, connection.read(&mut chunk))
+            .await
+            .expect("a reply")
+            .unwrap();
+        assert!(n > 0, "closed before replying: {reply:?}");
+        reply.extend_from_slice(&chunk[..n]);
+    }
+    let replied = std::time::Instant::now();
+    assert!(
+        reply.starts_with(b"HTTP/1.1 405 "),
+        "{:?}",
+        String::from_utf8_lossy(&reply)
+    );
+    // Then nothing more: the connection is closed 300 ms after the reply,
+    // not when the first head's deadline passed (about 100 ms after it).
+    let mut rest = Vec::new();
+    let _ = tokio::time::timeout(WAIT, connection.read_to_end(&mut rest))
+        .await
+        .expect("the server closes the idle connection");
+    let waited = replied.elapsed();
+    assert!(
+        waited >= Duration::from_millis(250),
+        "closed after {waited:?}"
+    );
+    harness.stop().await;
+}
+
 #[tokio::test]
 async fn a_client_that_stalls_in_its_body_gets_408_and_is_disconnected() {
     let config = HttpConfig::new().body_read_timeout(Duration::from_millis(300));

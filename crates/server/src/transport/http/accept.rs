@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -24,6 +24,7 @@ use tokio::time::Instant;
 
 use super::conn::{Routes, log_end};
 use super::h2c::{self, Protocol};
+use super::head_timer::ConnectionTimer;
 use super::tls::TlsConfig;
 
 /// How the wait for the open connections went, once the server stopped
@@ -169,7 +170,7 @@ impl Connections {
         // included: a client whose first bytes began like the HTTP/2
         // preface (`P`, `PR`, ...) and then stalled gets it once more.
         let connection = hyper::server::conn::http1::Builder::new()
-            .timer(TokioTimer::new())
+            .timer(ConnectionTimer::default())
             .header_read_timeout(self.header_read_timeout)
             .serve_connection(TokioIo::new(stream), service);
         let mut connection = std::pin::pin!(connection);

@@ -77,6 +77,7 @@ mod conn;
 mod endpoint;
 mod event_log;
 mod h2c;
+mod head_timer;
 mod headers;
 mod health;
 mod legacy;
