@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use axum::extract::ConnectInfo;
 use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use toolwire_client::TransportError;
@@ -26,14 +26,22 @@ async fn serving(
     content_type: &'static str,
     body: String,
 ) -> (String, Arc<Mutex<Vec<SocketAddr>>>) {
+    answering(move || ([(header::CONTENT_TYPE, content_type)], body.clone()).into_response()).await
+}
+
+/// A server on 127.0.0.1 whose `/mcp` answers every POST with what
+/// `respond` makes and records the peer address of each request.
+async fn answering(
+    respond: impl Fn() -> Response + Clone + Send + Sync + 'static,
+) -> (String, Arc<Mutex<Vec<SocketAddr>>>) {
     let peers = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&peers);
     let app = axum::Router::new().route(
         "/mcp",
         axum::routing::post(move |ConnectInfo(peer): ConnectInfo<SocketAddr>| {
             seen.lock().unwrap().push(peer);
-            let body = body.clone();
-            async move { ([(header::CONTENT_TYPE, content_type)], body).into_response() }
+            let response = respond();
+            async move { response }
         }),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -157,19 +165,7 @@ async fn a_refused_connection_is_an_io_error_naming_the_request() {
 
 #[tokio::test]
 async fn a_reply_without_a_body_gives_its_connection_back() {
-    let peers = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&peers);
-    let app = axum::Router::new().route(
-        "/mcp",
-        axum::routing::post(move |ConnectInfo(peer): ConnectInfo<SocketAddr>| {
-            seen.lock().unwrap().push(peer);
-            async { StatusCode::SERVICE_UNAVAILABLE }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let service = app.into_make_service_with_connect_info::<SocketAddr>();
-    tokio::spawn(async move { axum::serve(listener, service).await });
+    let (url, peers) = answering(|| StatusCode::SERVICE_UNAVAILABLE.into_response()).await;
     let transport = transport(&url, 1_000);
     for _ in 0..3 {
         let messages = exchange(&transport).await;

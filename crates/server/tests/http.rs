@@ -178,6 +178,18 @@ impl Harness {
     }
 
     /// POSTs `body` with the headers a conforming client would send.
+    /// `host:port` of the server, as a raw request's `Host` names it.
+    fn addr(&self) -> &str {
+        self.url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+    }
+
+    /// A bare TCP connection to the server, for requests written by hand.
+    async fn connect_raw(&self) -> tokio::net::TcpStream {
+        tokio::net::TcpStream::connect(self.addr()).await.unwrap()
+    }
+
     async fn send(&self, body: &Value) -> reqwest::Response {
         self.post(headers_for(body), body.to_string()).await
     }
@@ -958,11 +970,7 @@ async fn mcp_name_is_trimmed_and_may_be_base64() {
 #[tokio::test]
 async fn header_names_are_case_insensitive_on_the_wire() {
     let h = Harness::start().await;
-    let addr = h
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .to_owned();
+    let addr = h.addr().to_owned();
     let body = call(1, "sql", json!({"region": "eu"})).to_string();
     let request = format!(
         "POST /mcp HTTP/1.1\r\nhOsT: {addr}\r\nCONTENT-TYPE: application/json\r\n\
@@ -971,7 +979,7 @@ async fn header_names_are_case_insensitive_on_the_wire() {
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let mut stream = h.connect_raw().await;
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut reply = String::new();
     tokio::time::timeout(WAIT, stream.read_to_string(&mut reply))
@@ -1441,11 +1449,7 @@ async fn closing_a_listen_stream_frees_the_subscription() {
 async fn a_client_that_stalls_in_its_headers_is_disconnected() {
     let config = HttpConfig::new().header_read_timeout(Duration::from_millis(300));
     let harness = Harness::with_config(config).await;
-    let addr = harness
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp");
-    let mut stalled = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut stalled = harness.connect_raw().await;
     stalled
         .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         .await
@@ -1472,11 +1476,7 @@ async fn a_client_that_stalls_in_its_headers_is_disconnected() {
 async fn each_request_head_of_a_connection_has_the_whole_header_read_timeout() {
     let config = HttpConfig::new().header_read_timeout(Duration::from_millis(300));
     let harness = Harness::with_config(config).await;
-    let addr = harness
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp");
-    let mut connection = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut connection = harness.connect_raw().await;
     // The first head takes 200 of its 300 ms.
     connection
         .write_all(b"GET /mcp HTTP/1.1\r\n")
@@ -1521,11 +1521,7 @@ async fn each_request_head_of_a_connection_has_the_whole_header_read_timeout() {
 async fn a_client_that_stalls_in_its_body_gets_408_and_is_disconnected() {
     let config = HttpConfig::new().body_read_timeout(Duration::from_millis(300));
     let harness = Harness::with_config(config).await;
-    let addr = harness
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp");
-    let mut stalled = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut stalled = harness.connect_raw().await;
     stalled
         .write_all(
             b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\
