@@ -102,12 +102,14 @@ impl RedisServer {
     /// Starts the server again on the same port (empty: nothing is saved).
     pub fn restart(&mut self) {
         self.kill();
-        self.child = Some(spawn(self.port, self.tls));
-        if self.tls {
-            wait_for_listener(self.port);
-        } else {
-            wait_for_pong(self.port);
-        }
+        let mut child = spawn(self.port, self.tls);
+        let serving = wait_until_serving(self.port, self.tls, &mut child);
+        assert!(
+            serving,
+            "redis-server exited on restart on 127.0.0.1:{}",
+            self.port
+        );
+        self.child = Some(child);
     }
 
     /// A connection through the crate, as one server instance would hold.
@@ -182,30 +184,6 @@ pub fn wait_until_serving(port: u16, tls: bool, child: &mut Child) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
     panic!("redis-server on 127.0.0.1:{port} did not serve within {WAIT:?}");
-}
-
-/// Waits until PING on `port` answers PONG.
-fn wait_for_pong(port: u16) {
-    let deadline = Instant::now() + WAIT;
-    while Instant::now() < deadline {
-        if ping(port) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("redis-server on 127.0.0.1:{port} did not answer PING within {WAIT:?}");
-}
-
-/// Waits until something listens on `port` (a TLS port cannot be PINGed in clear).
-fn wait_for_listener(port: u16) {
-    let deadline = Instant::now() + WAIT;
-    while Instant::now() < deadline {
-        if TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("redis-server did not listen on 127.0.0.1:{port} within {WAIT:?}");
 }
 
 fn ping(port: u16) -> bool {
