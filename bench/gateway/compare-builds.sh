@@ -12,22 +12,11 @@
 # Needs the bench binaries (bench/run.sh builds them; CARGO_TARGET_DIR is
 # honoured) and ports 19001 and 19002 free on 127.0.0.1.
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bin="${CARGO_TARGET_DIR:-$here/target}/release"
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 config="$(mktemp --suffix=.toml)"
 trap 'rm -f "$config"' EXIT
-cat > "$config" <<TOML
-[gateway]
-http = "127.0.0.1:19002"
-call_limit = "4294967295/1"
-
-[[upstream]]
-name = "echo"
-url = "http://127.0.0.1:19001/mcp"
-prefix = ""
-TOML
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-per_call() { echo $(( ($2 - $1) * 1000000000 / $(getconf CLK_TCK) / $3 )); }
+write_gateway_config "$config" 19002 19001
 run() { # toolwire connections
     "$bin/toolwire-echo" 19001 >/dev/null 2>&1 & local upstream=$!
     # shellcheck disable=SC2086 # GATEWAY_ENV is a list of NAME=VALUE words
@@ -45,6 +34,7 @@ run() { # toolwire connections
     kill $gateway $upstream
     wait $gateway $upstream 2>/dev/null || true
 }
+[ $# -ge 2 ] || { echo "usage: $0 ROUNDS TOOLWIRE_BIN..." >&2; exit 2; }
 rounds=$1
 shift
 for _ in $(seq 1 "$rounds"); do

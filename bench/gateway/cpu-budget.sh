@@ -19,25 +19,14 @@
 # Needs the bench binaries (bench/run.sh builds them; CARGO_TARGET_DIR is
 # honoured) and ports 19101 and 19102 free on 127.0.0.1.
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bin="${CARGO_TARGET_DIR:-$here/target}/release"
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+[ $# -ge 1 ] || { echo "usage: $0 TOOLWIRE_BIN [CONNECTIONS] [DURATION] [ROUNDS]" >&2; exit 2; }
 toolwire=$1 connections=${2:-32} duration=${3:-5} rounds=${4:-1}
 config="$(mktemp --suffix=.toml)"
 load_times="$(mktemp)"
 trap 'rm -f "$config" "$load_times"' EXIT
-cat > "$config" <<TOML
-[gateway]
-http = "127.0.0.1:19102"
-call_limit = "4294967295/1"
-
-[[upstream]]
-name = "echo"
-url = "http://127.0.0.1:19101/mcp"
-prefix = ""
-TOML
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# Nanoseconds per call from clock ticks.
-per_call() { echo $(( ($2 - $1) * 1000000000 / $(getconf CLK_TCK) / $3 )); }
+write_gateway_config "$config" 19102 19101
 start_front() { # kind -> pid on stdout, nothing for direct
     case $1 in
         direct) ;;

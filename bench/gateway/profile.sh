@@ -14,21 +14,13 @@
 # Needs valgrind, the bench binaries (bench/run.sh builds them;
 # CARGO_TARGET_DIR is honoured) and ports 19011 and 19012 free on 127.0.0.1.
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bin="${CARGO_TARGET_DIR:-$here/target}/release"
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+[ $# -ge 2 ] || { echo "usage: $0 TOOLWIRE_BIN OUT [WORKLOAD] [REQUESTS]" >&2; exit 2; }
 toolwire=$1 out=$2 workload=${3:-legacy} requests=${4:-2000}
 config="$(mktemp --suffix=.toml)"
 trap 'rm -f "$config"' EXIT
-cat > "$config" <<TOML
-[gateway]
-http = "127.0.0.1:19012"
-call_limit = "4294967295/1"
-
-[[upstream]]
-name = "echo"
-url = "http://127.0.0.1:19011/mcp"
-prefix = ""
-TOML
+write_gateway_config "$config" 19012 19011
 "$bin/toolwire-echo" 19011 >/dev/null 2>&1 &
 upstream=$!
 valgrind --tool=callgrind --callgrind-out-file="$out" "$toolwire" gateway --config "$config" \
