@@ -17,9 +17,16 @@
 //! ```text
 //! hyper-echo <port>
 //! ```
+//!
+//! `HYPER_ECHO_SPIN_NS=N` (read once at start) makes every `tools/call`
+//! busy-wait N nanoseconds first: the ceiling with a known amount of extra
+//! CPU per request, to see how a figure (the p99 at 64 connections, say)
+//! moves with the server's work alone. Unset, the echo is unchanged.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue};
@@ -88,13 +95,29 @@ struct ServerInfo {
     version: &'static str,
 }
 
+/// `HYPER_ECHO_SPIN_NS`: the busy work added to every call (none when unset).
+static SPIN: OnceLock<Option<Duration>> = OnceLock::new();
+
+/// Busy-waits `spin` (without yielding: CPU work, as a heavier server's).
+fn spin(spin: Duration) {
+    let until = Instant::now() + spin;
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
 async fn handle(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
     let body = match request.into_body().collect().await {
         Ok(body) => body.to_bytes(),
         Err(_) => return Ok(status(StatusCode::BAD_REQUEST)),
     };
     let call = match serde_json::from_slice::<Call<'_>>(&body) {
-        Ok(call) if call.method == "tools/call" => call,
+        Ok(call) if call.method == "tools/call" => {
+            if let Some(&Some(busy)) = SPIN.get() {
+                spin(busy);
+            }
+            call
+        }
         // Not a tools/call echo: a handshake, a listing or a notification.
         _ => return Ok(toolwire_bench::echo_other::other_message(&body)),
     };
@@ -138,6 +161,16 @@ async fn main() -> std::io::Result<()> {
             std::process::exit(2);
         }
     };
+    let busy = std::env::var("HYPER_ECHO_SPIN_NS")
+        .ok()
+        .map(|ns| match ns.parse() {
+            Ok(ns) => Duration::from_nanos(ns),
+            Err(_) => {
+                eprintln!("hyper-echo: HYPER_ECHO_SPIN_NS must be a number of nanoseconds");
+                std::process::exit(2);
+            }
+        });
+    SPIN.set(busy).expect("set once, at start");
     toolwire_bench::raise_nofile_limit();
     let listener = TcpListener::bind(SocketAddr::new(toolwire_bench::LOOPBACK, port)).await?;
     loop {
