@@ -188,11 +188,13 @@ pub fn toolwire(args: &[&str], input: &str) -> Ran {
 
 /// Like [`toolwire`], with extra environment variables.
 pub fn run_with_env(args: &[&str], input: &str, env: &[(&str, &str)]) -> Ran {
+    // A config directory of its own (eras.json, tokens.json), unless `env`
+    // sets one; removed once the command has ended.
+    let config = fresh_dir("config");
     let mut command = Command::new(bin());
     command
         .args(args)
-        // A config directory of its own (eras.json, tokens.json), unless `env` sets one.
-        .env("XDG_CONFIG_HOME", fresh_dir("config"))
+        .env("XDG_CONFIG_HOME", &config)
         .env_remove("RUST_LOG")
         .env_remove("TOOLWIRE_BEARER")
         .env("NO_COLOR", "1")
@@ -227,6 +229,7 @@ pub fn run_with_env(args: &[&str], input: &str, env: &[(&str, &str)]) -> Ran {
         thread::sleep(Duration::from_millis(10));
     };
     let _ = writer.join();
+    let _ = std::fs::remove_dir_all(&config);
     Ran {
         code: status.code(),
         stdout: stdout
