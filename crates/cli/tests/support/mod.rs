@@ -241,18 +241,50 @@ pub fn run_with_env(args: &[&str], input: &str, env: &[(&str, &str)]) -> Ran {
     }
 }
 
-/// A new empty directory under the system's temp dir.
+/// What every [`fresh_dir`] name starts with.
+const FRESH_DIR_PREFIX: &str = "toolwire-cli-test-";
+
+/// A new empty directory under the system's temp dir, named after
+/// `purpose` and this process. A test may still need it when its process
+/// ends, so it is left there; the first call of a later test process
+/// removes those of processes that have ended ([`sweep_ended_processes_dirs`]).
 pub fn fresh_dir(purpose: &str) -> std::path::PathBuf {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static NEXT: AtomicUsize = AtomicUsize::new(0);
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(sweep_ended_processes_dirs);
     let n = NEXT.fetch_add(1, Ordering::SeqCst);
     let dir = std::env::temp_dir().join(format!(
-        "toolwire-cli-test-{purpose}-{}-{n}",
+        "{FRESH_DIR_PREFIX}{purpose}-{}-{n}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
+}
+
+/// Removes the [`fresh_dir`]s of test processes that are no longer
+/// running (their names end `-PID-N`; a process runs while `/proc/PID`
+/// exists). Only on Linux, where `/proc` says so.
+fn sweep_ended_processes_dirs() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(FRESH_DIR_PREFIX)) else {
+            continue;
+        };
+        let pid = rest.rsplit('-').nth(1).and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The strictly legacy stdio server (`strict_legacy.py`), as a command.
