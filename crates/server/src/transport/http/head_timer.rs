@@ -93,15 +93,22 @@ mod tests {
         tokio::time::advance(by).await;
     }
 
+    /// Asserts that `sleep` ends exactly `after` from now: still pending
+    /// a millisecond before, ready then.
+    async fn assert_ends_after(sleep: &mut Pin<Box<dyn Sleep>>, after: Duration) {
+        let just_before = after - Duration::from_millis(1);
+        advance(just_before).await;
+        assert_eq!(poll(sleep), Poll::Pending, "ended before {after:?}");
+        advance(Duration::from_millis(1)).await;
+        assert_eq!(poll(sleep), Poll::Ready(()), "not ended at {after:?}");
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_sleep_ends_at_its_deadline() {
         let timer = ConnectionTimer::default();
         let mut sleep = timer.sleep(Duration::from_secs(10));
         assert_eq!(poll(&mut sleep), Poll::Pending);
-        advance(Duration::from_millis(9_999)).await;
-        assert_eq!(poll(&mut sleep), Poll::Pending);
-        advance(Duration::from_millis(1)).await;
-        assert_eq!(poll(&mut sleep), Poll::Ready(()));
+        assert_ends_after(&mut sleep, Duration::from_secs(10)).await;
     }
 
     #[tokio::test(start_paused = true)]
@@ -119,10 +126,7 @@ mod tests {
             Poll::Pending,
             "ended at the first one's deadline"
         );
-        advance(Duration::from_millis(2_999)).await;
-        assert_eq!(poll(&mut second), Poll::Pending);
-        advance(Duration::from_millis(1)).await;
-        assert_eq!(poll(&mut second), Poll::Ready(()));
+        assert_ends_after(&mut second, Duration::from_secs(3)).await;
     }
 
     #[tokio::test(start_paused = true)]
@@ -143,9 +147,6 @@ mod tests {
         let mut sleep = timer.sleep(Duration::from_secs(10));
         assert_eq!(poll(&mut sleep), Poll::Pending);
         timer.reset(&mut sleep, timer.now() + Duration::from_secs(20));
-        advance(Duration::from_secs(10)).await;
-        assert_eq!(poll(&mut sleep), Poll::Pending);
-        advance(Duration::from_secs(10)).await;
-        assert_eq!(poll(&mut sleep), Poll::Ready(()));
+        assert_ends_after(&mut sleep, Duration::from_secs(20)).await;
     }
 }
