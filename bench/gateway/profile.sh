@@ -32,7 +32,8 @@ for _ in $(seq 60); do
 done
 "$bin/loadgen" 19012 "$workload" --connections 1 --requests 100 --warmup 0 >/dev/null
 callgrind_control -z $gateway >/dev/null 2>&1
-"$bin/loadgen" 19012 "$workload" --connections 1 --requests "$requests" --warmup 0 | head -1
+"$bin/loadgen" 19012 "$workload" --connections 1 --requests "$requests" --duration 600 --warmup 0 |
+    head -1
 callgrind_control -d $gateway >/dev/null 2>&1
 kill $gateway $upstream
 wait $gateway $upstream 2>/dev/null || true
