@@ -14,6 +14,19 @@ pub mod report;
 pub mod servers;
 pub mod workload;
 
+/// Makes mimalloc the global allocator of the server binary it is used in,
+/// with `--features mimalloc` (toolwire's, rmcp's and hyper's servers
+/// alike); without the feature they keep glibc's malloc. Not in this library
+/// itself: `listen-heap` has a counting allocator of its own.
+#[macro_export]
+macro_rules! allocator_from_features {
+    () => {
+        #[cfg(feature = "mimalloc")]
+        #[global_allocator]
+        static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+    };
+}
+
 /// Every network address used by the benchmarks is on this host.
 pub const LOOPBACK: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 

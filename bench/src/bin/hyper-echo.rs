@@ -152,6 +152,8 @@ fn status(code: StatusCode) -> Response<Full<Bytes>> {
     response
 }
 
+toolwire_bench::allocator_from_features!();
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let port: u16 = match std::env::args().nth(1).and_then(|p| p.parse().ok()) {

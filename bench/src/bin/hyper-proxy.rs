@@ -57,6 +57,8 @@ async fn connect(upstream: SocketAddr) -> std::io::Result<Upstream> {
     Ok(Arc::new(Mutex::new(sender)))
 }
 
+toolwire_bench::allocator_from_features!();
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let mut ports = std::env::args().skip(1).map(|p| p.parse::<u16>().ok());

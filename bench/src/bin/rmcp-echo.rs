@@ -105,6 +105,8 @@ fn usage() -> ! {
     std::process::exit(2);
 }
 
+toolwire_bench::allocator_from_features!();
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let mut port: Option<u16> = None;

@@ -37,6 +37,8 @@ fn usage() -> ! {
     std::process::exit(2);
 }
 
+toolwire_bench::allocator_from_features!();
+
 fn main() -> std::io::Result<()> {
     let mut port: Option<u16> = None;
     let mut stdio = false;
