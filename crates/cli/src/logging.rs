@@ -7,6 +7,7 @@ use tracing_subscriber::prelude::*;
 use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 use crate::LogFormat;
+use crate::log_fields::PlainFields;
 use crate::safe_json;
 
 /// Sets up logging, and telemetry when `--otel` or the `OTEL_*` variables
@@ -55,6 +56,7 @@ fn log_lines(serving: bool, format: LogFormat) -> Box<dyn Layer<Registry> + Send
         LogFormat::Text => tracing_subscriber::fmt::layer()
             .with_writer(safe_json::SafeStderr)
             .with_ansi(false)
+            .fmt_fields(PlainFields)
             .with_filter(filter)
             .boxed(),
         LogFormat::Json => tracing_subscriber::fmt::layer()

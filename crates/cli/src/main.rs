@@ -13,6 +13,7 @@ mod failure;
 mod forms;
 mod gateway;
 mod kv;
+mod log_fields;
 mod logging;
 mod render;
 mod safe_json;
