@@ -13,6 +13,7 @@
 //! finds out on first contact, as the specification describes; see
 //! [`legacy`] for how requests are mapped.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, RwLock};
 
@@ -56,6 +57,10 @@ pub struct OutgoingRequest {
     pub request: Request,
     /// `(field name, encoded value)` pairs, e.g. `("Mcp-Param-Region", "eu")`.
     pub param_headers: Vec<(String, String)>,
+    /// The protocol version `request`'s `_meta` carries, when the sender knows
+    /// it; `None` makes an HTTP transport read it from `_meta` for the
+    /// `MCP-Protocol-Version` header. It must equal what `_meta` says.
+    pub protocol_version: Option<Cow<'static, str>>,
 }
 
 impl OutgoingRequest {
@@ -64,6 +69,7 @@ impl OutgoingRequest {
         OutgoingRequest {
             request,
             param_headers: Vec::new(),
+            protocol_version: None,
         }
     }
 }

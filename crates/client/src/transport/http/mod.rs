@@ -316,7 +316,11 @@ impl HttpInner {
         match session {
             Some(session) => session.insert_headers(&mut headers)?,
             None => {
-                if let Some(version) = protocol_version(request) {
+                let version = match &outgoing.protocol_version {
+                    Some(known) => Some(Cow::Borrowed(known.as_ref())),
+                    None => protocol_version(request),
+                };
+                if let Some(version) = version {
                     insert_value(&mut headers, known::protocol_version(), &version)?;
                 }
             }
@@ -598,6 +602,25 @@ mod tests {
         assert_eq!(h["mcp-method"], "tools/call");
         assert_eq!(h["mcp-name"], "get_weather");
         assert_eq!(h["authorization"], "Bearer t");
+    }
+
+    #[test]
+    fn a_known_protocol_version_is_sent_as_given() {
+        let mut outgoing = request(
+            "tools/list",
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+        );
+        outgoing.protocol_version = Some(Cow::Borrowed("2026-07-28"));
+        assert_eq!(headers_of(&outgoing)["mcp-protocol-version"], "2026-07-28");
+        // Given, it is not read from `_meta` again.
+        let mut outgoing = request("tools/list", json!({}));
+        outgoing.protocol_version = Some(Cow::Borrowed("2026-07-28"));
+        assert_eq!(headers_of(&outgoing)["mcp-protocol-version"], "2026-07-28");
+        assert!(
+            headers_of(&request("tools/list", json!({})))
+                .get("mcp-protocol-version")
+                .is_none()
+        );
     }
 
     #[test]

@@ -166,6 +166,7 @@ async fn exchange(
     let OutgoingRequest {
         mut request,
         param_headers,
+        protocol_version,
     } = outgoing;
     match request.method.as_str() {
         "server/discover" => {
@@ -188,6 +189,7 @@ async fn exchange(
     let outgoing = OutgoingRequest {
         request,
         param_headers,
+        protocol_version,
     };
     let make_headers = || inner.request_headers(&outgoing, Some(session));
     let headers = Headers::new(&make_headers)?;
