@@ -3,6 +3,14 @@
 use serde::Serialize;
 use toolwire_protocol::{ErrorObject, ErrorResponse, Message, RequestId};
 
+/// What a result's `_meta` holding only the server's info starts with, from
+/// the comma before it: the server's info as JSON text and `}` follow.
+pub(crate) const SERVER_INFO_META: &str = concat!(
+    r#","_meta":{""#,
+    "io.modelcontextprotocol/serverInfo",
+    r#"":"#
+);
+
 /// Appends `value` as JSON. What is written here (ids, results,
 /// definitions) is plain data, whose serialisation cannot fail.
 pub(crate) fn write_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {

@@ -1,9 +1,11 @@
 //! The `*/list` methods: one page of what the caller may see.
 
+use std::sync::Arc;
+
 use toolwire_protocol::{CacheScope, ErrorObject, PaginatedRequestParams};
 
 use crate::context::RequestContext;
-use crate::features::listing::{ListResult, Listed, Listing};
+use crate::features::listing::{ListHead, Listed, Listing};
 use crate::features::pagination;
 use crate::features::registry::Registry;
 use crate::server::Server;
@@ -36,7 +38,11 @@ impl Server {
         if scoped || cx.principal().is_authenticated() {
             hint.scope = CacheScope::Private;
         }
-        let head = self.finish(T::List::without_items(next_cursor, hint));
+        let head = ListHead {
+            next_cursor,
+            hint,
+            server_info: Arc::clone(&self.inner.server_info_text),
+        };
         Ok(Listing::new(head, items))
     }
 }

@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 use toolwire_protocol::{CallToolResult, JsonObject, Message, RequestId, ResultResponse, keys};
 
 use super::listen::Listening;
-use crate::context::encode::{encode_message, encode_result, write_json};
+use crate::context::encode::{SERVER_INFO_META, encode_message, encode_result, write_json};
 use crate::features::listing::Listing;
 use crate::security::sanitize::{Invisible, SanitizeReport, scrub_json_tail, scrub_value};
 use crate::telemetry;
@@ -83,14 +83,6 @@ impl Answer {
         }
     }
 }
-
-/// What a tool result without `_meta` of its own ends with, before the
-/// server's info.
-const SERVER_INFO_META: &str = concat!(
-    r#","_meta":{""#,
-    "io.modelcontextprotocol/serverInfo",
-    r#"":"#
-);
 
 /// A response, as a transport that writes bytes receives it.
 pub(crate) enum Reply {

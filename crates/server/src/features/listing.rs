@@ -5,20 +5,22 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use toolwire_protocol::{
     JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult,
+    ListToolsResult, ResultType, keys,
 };
 
 use crate::context::Principal;
-use crate::context::encode::write_json;
+use crate::context::encode::{SERVER_INFO_META, write_json};
 use crate::features::cache::CacheHint;
 use crate::features::prompts::RegisteredPrompt;
 use crate::features::registry::{Named, RegisteredTool};
 use crate::features::resources::{RegisteredResource, RegisteredTemplate};
 
-/// Room for a list result's members other than its entries (the cursor,
-/// caching hints, `_meta` and the closing brackets) and the envelope's end.
+/// Room for a list result's members other than its entries and the
+/// server's info (the cursor, caching hints, the names around them and the
+/// closing brackets) and the envelope's end.
 const HEAD_ROOM: usize = 512;
 
 /// A registry entry that a `*/list` method shows to the callers it permits.
@@ -56,27 +58,15 @@ pub(crate) trait Listed: Named {
 }
 
 /// The result of a `*/list` method.
-pub(crate) trait ListResult: Serialize {
+pub(crate) trait ListResult {
     /// The field that holds the entries, as sent (`tools`, `resourceTemplates`, ...).
     const ITEMS: &'static str;
-
-    /// The result with no entries, and the page's cursor and caching hints.
-    fn without_items(next_cursor: Option<String>, hint: CacheHint) -> Self;
 }
 
 macro_rules! list_results {
     ($($result:ident: $items:literal),* $(,)?) => {$(
         impl ListResult for $result {
             const ITEMS: &'static str = $items;
-
-            fn without_items(next_cursor: Option<String>, hint: CacheHint) -> Self {
-                $result {
-                    next_cursor,
-                    ttl_ms: hint.ttl_ms,
-                    cache_scope: hint.scope,
-                    ..Default::default()
-                }
-            }
         }
     )*};
 }
@@ -86,6 +76,16 @@ list_results! {
     ListPromptsResult: "prompts",
     ListResourcesResult: "resources",
     ListResourceTemplatesResult: "resourceTemplates",
+}
+
+/// The members of a list page besides its entries.
+pub(crate) struct ListHead {
+    /// The cursor of the next page, if any.
+    pub next_cursor: Option<String>,
+    /// `ttlMs` and `cacheScope`.
+    pub hint: CacheHint,
+    /// The server's info as JSON text, for the result's `_meta`.
+    pub server_info: Arc<RawValue>,
 }
 
 impl Listed for RegisteredTool {
@@ -171,20 +171,20 @@ impl<T: Listed + Send + Sync> ListingEntry for T {
 
 /// One page of a `*/list` result, kept apart from its entries until it is
 /// sent: a transport writes the entries' JSON straight into the response
-/// ([`Listing::write_response`]) instead of building a JSON tree of every
-/// definition and serialising it again.
+/// ([`Listing::write`]) instead of building a JSON tree of every
+/// definition and serialising it again. The members are those of the
+/// protocol's list results, in their order: `resultType`, the entries,
+/// `nextCursor`, `ttlMs`, `cacheScope`, and a `_meta` of the server's info.
 pub(crate) struct Listing {
-    /// Every field of the result, the entries' field still an empty list.
-    head: JsonObject,
+    head: ListHead,
     /// The field that holds the entries (`tools`, `prompts`, ...).
     field: &'static str,
     entries: Vec<Arc<dyn ListingEntry>>,
 }
 
 impl Listing {
-    /// A page of `items` under the result fields `head` (its entries' field
-    /// is still to be filled).
-    pub fn new<T: Listed + Send + Sync + 'static>(head: JsonObject, items: Vec<Arc<T>>) -> Self {
+    /// A page of `items` with the members `head`.
+    pub fn new<T: Listed + Send + Sync + 'static>(head: ListHead, items: Vec<Arc<T>>) -> Self {
         Listing {
             head,
             field: T::List::ITEMS,
@@ -197,10 +197,23 @@ impl Listing {
 
     /// The result as one JSON object.
     pub fn into_object(self) -> JsonObject {
-        let mut result = self.head;
+        let ListHead {
+            next_cursor,
+            hint,
+            server_info,
+        } = self.head;
+        let mut result = JsonObject::new();
+        result.insert("resultType".to_owned(), to_value(ResultType::Complete));
         let entries = self.entries.iter().map(|e| e.value()).collect();
-        // Replacing the empty list keeps the field in its place.
         result.insert(self.field.to_owned(), Value::Array(entries));
+        if let Some(cursor) = next_cursor {
+            result.insert("nextCursor".to_owned(), Value::String(cursor));
+        }
+        result.insert("ttlMs".to_owned(), Value::from(hint.ttl_ms));
+        result.insert("cacheScope".to_owned(), to_value(hint.scope));
+        let info = serde_json::from_str(server_info.get()).unwrap_or_default();
+        let meta = [(keys::SERVER_INFO.to_owned(), info)].into_iter().collect();
+        result.insert("_meta".to_owned(), Value::Object(meta));
         result
     }
 
@@ -209,39 +222,31 @@ impl Listing {
     /// invisible-text rule has nothing to scan: each entry's encoding says
     /// so once, when it was registered, and the rest is checked here.
     pub fn write(&self, out: &mut Vec<u8>) -> bool {
-        // One allocation for the page, not a doubling (and copy) per size:
-        // the entries' length, and room for the members around them (the
-        // buffer grew twice per page when only the entries were counted).
+        let head = &self.head;
+        let info = head.server_info.get();
+        // One allocation for the page, not a doubling (and copy) per size.
         let entries: usize = self.entries.iter().map(|e| e.encoded_len() + 1).sum();
-        out.reserve(entries + HEAD_ROOM);
-        let mut ascii = true;
-        out.push(b'{');
-        for (index, (key, value)) in self.head.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
+        out.reserve(entries + HEAD_ROOM + info.len());
+        out.extend_from_slice(br#"{"resultType":"#);
+        write_json(out, &ResultType::Complete);
+        out.push(b',');
+        write_json(out, self.field);
+        out.push(b':');
+        let mut ascii = self.write_entries(out);
+        if let Some(cursor) = &head.next_cursor {
+            out.extend_from_slice(br#","nextCursor":"#);
             let from = out.len();
-            write_json(out, key);
-            out.push(b':');
-            if key == self.field {
-                let key_ascii = out[from..].is_ascii();
-                ascii &= self.write_entries(out) && key_ascii;
-            } else {
-                write_json(out, value);
-                ascii &= out[from..].is_ascii();
-            }
+            write_json(out, cursor);
+            ascii &= out[from..].is_ascii();
         }
-        if !self.head.contains_key(self.field) {
-            // `into_object` appends the field: so does this.
-            if !self.head.is_empty() {
-                out.push(b',');
-            }
-            write_json(out, self.field);
-            out.push(b':');
-            ascii &= self.write_entries(out);
-        }
-        out.push(b'}');
-        ascii
+        out.extend_from_slice(br#","ttlMs":"#);
+        write_json(out, &head.hint.ttl_ms);
+        out.extend_from_slice(br#","cacheScope":"#);
+        write_json(out, &head.hint.scope);
+        out.extend_from_slice(SERVER_INFO_META.as_bytes());
+        out.extend_from_slice(info.as_bytes());
+        out.extend_from_slice(b"}}");
+        ascii && info.is_ascii()
     }
 
     /// Appends the entries; true when all of them are ASCII.
@@ -258,5 +263,118 @@ impl Listing {
         }
         out.push(b']');
         ascii
+    }
+}
+
+/// A value of the protocol's types as JSON (they always serialise).
+fn to_value(value: impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolwire_protocol::{CacheScope, Implementation, Meta, Tool};
+
+    /// An entry that writes a tool's definition as serde does.
+    struct Entry(Tool);
+
+    impl ListingEntry for Entry {
+        fn value(&self) -> Value {
+            to_value(&self.0)
+        }
+        fn write(&self, out: &mut Vec<u8>) {
+            write_json(out, &self.0);
+        }
+        fn encoded_len(&self) -> usize {
+            64
+        }
+        fn known_ascii(&self) -> bool {
+            false
+        }
+    }
+
+    fn tool(name: &str, description: &str) -> Tool {
+        Tool {
+            name: name.to_owned(),
+            description: Some(description.to_owned()),
+            input_schema: json!({"type": "object"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            ..Tool::default()
+        }
+    }
+
+    fn page(tools: &[Tool], next_cursor: Option<&str>, info: &Implementation) -> Listing {
+        let text = serde_json::to_string(info).unwrap();
+        Listing {
+            head: ListHead {
+                next_cursor: next_cursor.map(str::to_owned),
+                hint: CacheHint {
+                    ttl_ms: 30_000,
+                    scope: CacheScope::Public,
+                },
+                server_info: Arc::from(RawValue::from_string(text).unwrap()),
+            },
+            field: ListToolsResult::ITEMS,
+            entries: tools
+                .iter()
+                .map(|t| Arc::new(Entry(t.clone())) as Arc<dyn ListingEntry>)
+                .collect(),
+        }
+    }
+
+    /// The page as the protocol's type serialises it, `_meta` of the server's info.
+    fn as_protocol_type(
+        tools: &[Tool],
+        next_cursor: Option<&str>,
+        info: &Implementation,
+    ) -> String {
+        let meta = [(keys::SERVER_INFO.to_owned(), to_value(info))];
+        let result = ListToolsResult {
+            tools: tools.to_vec(),
+            next_cursor: next_cursor.map(str::to_owned),
+            ttl_ms: 30_000,
+            cache_scope: CacheScope::Public,
+            meta: Some(Meta(meta.into_iter().collect())),
+            ..ListToolsResult::default()
+        };
+        serde_json::to_string(&result).unwrap()
+    }
+
+    #[test]
+    fn a_page_is_written_as_the_protocol_type_serialises() {
+        let info = Implementation::new("srv", "1.0");
+        let tools = [tool("a", "first"), tool("b", "second")];
+        for cursor in [None, Some("Mg")] {
+            let listing = page(&tools, cursor, &info);
+            let mut written = Vec::new();
+            assert!(listing.write(&mut written), "all ASCII");
+            let written = String::from_utf8(written).unwrap();
+            assert_eq!(written, as_protocol_type(&tools, cursor, &info));
+            let object = serde_json::to_string(&listing.into_object()).unwrap();
+            assert_eq!(object, written);
+        }
+        let empty = page(&[], None, &info);
+        let mut written = Vec::new();
+        empty.write(&mut written);
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            r#"{"resultType":"complete","tools":[],"ttlMs":30000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1.0"}}}"#
+        );
+    }
+
+    #[test]
+    fn text_outside_ascii_anywhere_is_reported() {
+        let ascii = Implementation::new("srv", "1.0");
+        let mut written = Vec::new();
+        assert!(!page(&[tool("a", "caf\u{e9}")], None, &ascii).write(&mut written));
+        let mut written = Vec::new();
+        assert!(!page(&[tool("a", "x")], Some("\u{e9}"), &ascii).write(&mut written));
+        let mut written = Vec::new();
+        let info = Implementation::new("s\u{200b}rv", "1.0");
+        assert!(!page(&[tool("a", "x")], None, &info).write(&mut written));
     }
 }
