@@ -186,8 +186,18 @@ pub(super) fn accepts_sse(headers: &HeaderMap) -> bool {
     accepted(headers).1
 }
 
+/// The `Accept` value the spec's wording and the common SDKs' clients send,
+/// answered by one comparison (the loop below gives the same answer).
+const USUAL_ACCEPT: &[u8] = b"application/json, text/event-stream";
+
 /// Whether `Accept` lists `application/json` and `text/event-stream`.
 fn accepted(headers: &HeaderMap) -> (bool, bool) {
+    let mut values = headers.get_all(header::ACCEPT).iter();
+    if let (Some(value), None) = (values.next(), values.next())
+        && value.as_bytes() == USUAL_ACCEPT
+    {
+        return (true, true);
+    }
     let (mut json, mut sse) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
         // Only visible ASCII, space and tab: trimming bytes is trimming text.
@@ -221,9 +231,16 @@ fn is_q_zero(parameter: &[u8]) -> bool {
 }
 
 pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return false;
+    };
+    // What nearly every client sends, without splitting and trimming.
+    if value.as_bytes() == b"application/json" {
+        return true;
+    }
+    value
+        .to_str()
+        .ok()
         .and_then(|v| v.split(';').next())
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
@@ -234,6 +251,21 @@ mod tests {
     use http::HeaderValue;
 
     #[test]
+    fn json_content_type() {
+        let is_json = |v: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_str(v).unwrap());
+            is_json_content_type(&headers)
+        };
+        assert!(is_json("application/json"));
+        assert!(is_json("Application/JSON ; charset=utf-8"));
+        assert!(is_json(" application/json"));
+        assert!(!is_json("application/jsonl"));
+        assert!(!is_json("text/plain"));
+        assert!(!is_json_content_type(&HeaderMap::new()));
+    }
+
+    #[test]
     fn accept_needs_both_types() {
         let accept = |v: &str| {
             let mut headers = HeaderMap::new();
@@ -241,6 +273,19 @@ mod tests {
             accepts_json_and_sse(&headers)
         };
         assert!(accept("application/json, text/event-stream"));
+        // The usual value given twice is still a list of both.
+        let mut twice = HeaderMap::new();
+        for _ in 0..2 {
+            twice.append(
+                header::ACCEPT,
+                HeaderValue::from_static("application/json, text/event-stream"),
+            );
+        }
+        assert!(accepts_json_and_sse(&twice));
+        assert_eq!(accepted(&twice), (true, true));
+        // One byte off the usual value goes through the general reading.
+        assert!(!accept("application/json, text/event-streams"));
+        assert!(accept("application/json,  text/event-stream"));
         assert!(accept("text/event-stream;q=0.5,Application/JSON"));
         assert!(!accept("application/json"));
         assert!(!accept("*/*"));
