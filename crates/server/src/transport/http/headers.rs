@@ -250,13 +250,16 @@ mod tests {
     use super::*;
     use http::HeaderValue;
 
+    /// A header map holding `name: value` alone.
+    fn one_header(name: header::HeaderName, value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(name, HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
     #[test]
     fn json_content_type() {
-        let is_json = |v: &str| {
-            let mut headers = HeaderMap::new();
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_str(v).unwrap());
-            is_json_content_type(&headers)
-        };
+        let is_json = |v: &str| is_json_content_type(&one_header(header::CONTENT_TYPE, v));
         assert!(is_json("application/json"));
         assert!(is_json("Application/JSON ; charset=utf-8"));
         assert!(is_json(" application/json"));
@@ -267,11 +270,7 @@ mod tests {
 
     #[test]
     fn accept_needs_both_types() {
-        let accept = |v: &str| {
-            let mut headers = HeaderMap::new();
-            headers.insert(header::ACCEPT, HeaderValue::from_str(v).unwrap());
-            accepts_json_and_sse(&headers)
-        };
+        let accept = |v: &str| accepts_json_and_sse(&one_header(header::ACCEPT, v));
         assert!(accept("application/json, text/event-stream"));
         // The usual value given twice is still a list of both.
         let mut twice = HeaderMap::new();
