@@ -534,8 +534,6 @@ impl Client {
 /// short.
 const LATE_TASK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// True for a `tools/call` that declared the Tasks extension: its answer
-/// may be a task.
 /// `version` as the text an [`OutgoingRequest`] carries: borrowed from the
 /// revisions this crate speaks (every version it negotiates), so a request
 /// does not copy it.
@@ -546,6 +544,8 @@ fn version_text(version: &str) -> Cow<'static, str> {
         .map_or_else(|| Cow::Owned(version.to_owned()), Cow::Borrowed)
 }
 
+/// True for a `tools/call` that declared the Tasks extension: its answer
+/// may be a task.
 fn may_answer_with_task(method: &str, options: &RequestOptions) -> bool {
     method == "tools/call"
         && options
