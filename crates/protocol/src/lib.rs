@@ -45,6 +45,7 @@ pub mod roots;
 pub mod sampling;
 pub mod subscriptions;
 pub mod tasks;
+mod text_memo;
 pub mod time;
 pub mod tools;
 
@@ -62,7 +63,7 @@ pub use mrtr::*;
 pub use notifications::*;
 pub use params::{MaybeObject, NotAnObject, Params, RawObject, object_member};
 pub use prompts::*;
-pub use request_meta::RequestMeta;
+pub use request_meta::{RequestMeta, revision_text};
 pub use resources::*;
 pub use result::*;
 pub use roots::*;

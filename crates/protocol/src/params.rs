@@ -404,8 +404,9 @@ pub struct Params {
     object: OnceLock<Box<JsonObject>>,
     /// The members of `_meta`, once something asked for them.
     meta: OnceLock<Option<RawObject>>,
-    /// `_meta` decoded, once something asked for it (boxed, as `object`).
-    request_meta: OnceLock<Option<Box<RequestMeta>>>,
+    /// `_meta` decoded, once something asked for it (not boxed: nearly
+    /// every request is asked, and its large members are shared already).
+    request_meta: OnceLock<Option<RequestMeta>>,
 }
 
 impl Params {
@@ -488,16 +489,16 @@ impl Params {
     pub fn request_meta(&self) -> Option<&RequestMeta> {
         let decode = || {
             let text = self.member("_meta")?;
-            RequestMeta::read(&text).map(Box::new)
+            RequestMeta::read(&text)
         };
-        self.request_meta.get_or_init(decode).as_deref()
+        self.request_meta.get_or_init(decode).as_ref()
     }
 
     /// [`Params::request_meta`], taken out: for the one reader that keeps
     /// it (a later call decodes it again).
     pub fn take_request_meta(&mut self) -> Option<RequestMeta> {
         self.request_meta();
-        self.request_meta.take().flatten().map(|meta| *meta)
+        self.request_meta.take().flatten()
     }
 
     /// Reads the params as `T`, from their members' text when they have one

@@ -1,16 +1,26 @@
 //! The `_meta` members MCP defines for every request, decoded in one pass
 //! over `_meta`'s text.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::{ClientCapabilities, Implementation, LoggingLevel, ProgressToken, keys};
+use crate::{
+    ClientCapabilities, Implementation, LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS,
+    LoggingLevel, ProgressToken, keys, text_memo,
+};
 
 /// The members of a request's `_meta` that MCP defines, decoded (each
 /// `None` when absent). Read by [`RequestMeta::read`], or through
 /// [`crate::Params::request_meta`], which reads it once per request.
+///
+/// The client's capabilities and info are shared: a thread decodes each
+/// distinct text of them once and hands out the same value for it again
+/// (clients send the same ones with every request). A revision this crate
+/// knows is borrowed, not copied.
 ///
 /// ```
 /// use serde_json::value::RawValue;
@@ -25,11 +35,11 @@ use crate::{ClientCapabilities, Implementation, LoggingLevel, ProgressToken, key
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RequestMeta {
     /// `io.modelcontextprotocol/protocolVersion`.
-    pub protocol_version: Option<String>,
+    pub protocol_version: Option<Cow<'static, str>>,
     /// `io.modelcontextprotocol/clientCapabilities`.
-    pub client_capabilities: Option<ClientCapabilities>,
+    pub client_capabilities: Option<Arc<ClientCapabilities>>,
     /// `io.modelcontextprotocol/clientInfo`.
-    pub client_info: Option<Implementation>,
+    pub client_info: Option<Arc<Implementation>>,
     /// `progressToken`.
     pub progress_token: Option<ProgressToken>,
     /// `io.modelcontextprotocol/logLevel`.
@@ -62,11 +72,21 @@ impl<'de> Visitor<'de> for MetaVisitor {
         let mut meta = RequestMeta::default();
         while let Some(field) = map.next_key_seed(FieldSeed)? {
             match field {
-                Field::ProtocolVersion => once(&mut meta.protocol_version, map.next_value()?)?,
-                Field::ClientCapabilities => {
-                    once(&mut meta.client_capabilities, map.next_value()?)?;
+                Field::ProtocolVersion => {
+                    let version = map.next_value_seed(VersionSeed)?;
+                    once(&mut meta.protocol_version, version)?;
                 }
-                Field::ClientInfo => once(&mut meta.client_info, map.next_value()?)?,
+                Field::ClientCapabilities => {
+                    let text: &RawValue = map.next_value()?;
+                    let capabilities =
+                        text_memo::client_capabilities(text.get()).map_err(de::Error::custom)?;
+                    once(&mut meta.client_capabilities, capabilities)?;
+                }
+                Field::ClientInfo => {
+                    let text: &RawValue = map.next_value()?;
+                    let info = text_memo::client_info(text.get()).map_err(de::Error::custom)?;
+                    once(&mut meta.client_info, info)?;
+                }
                 Field::ProgressToken => once(&mut meta.progress_token, map.next_value()?)?,
                 Field::LogLevel => once(&mut meta.log_level, map.next_value()?)?,
                 Field::Other => {
@@ -127,6 +147,49 @@ impl Visitor<'_> for FieldSeed {
     }
 }
 
+/// Reads the protocol version, borrowing a revision this crate knows.
+struct VersionSeed;
+
+impl<'de> de::DeserializeSeed<'de> for VersionSeed {
+    type Value = Cow<'static, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for VersionSeed {
+    type Value = Cow<'static, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a protocol version string")
+    }
+
+    fn visit_str<E: de::Error>(self, version: &str) -> Result<Self::Value, E> {
+        Ok(revision_text(version))
+    }
+}
+
+/// `version`, borrowed from this crate's constants when it is a revision
+/// the crate knows ([`LATEST_PROTOCOL_VERSION`],
+/// [`LEGACY_PROTOCOL_VERSIONS`]), copied otherwise.
+///
+/// ```
+/// use std::borrow::Cow;
+/// use toolwire_protocol::revision_text;
+/// assert!(matches!(revision_text("2025-11-25"), Cow::Borrowed("2025-11-25")));
+/// assert!(matches!(revision_text("1999-01-01"), Cow::Owned(_)));
+/// ```
+pub fn revision_text(version: &str) -> Cow<'static, str> {
+    let known = std::iter::once(LATEST_PROTOCOL_VERSION)
+        .chain(LEGACY_PROTOCOL_VERSIONS.iter().copied())
+        .find(|known| *known == version);
+    match known {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(version.to_owned()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,12 +212,16 @@ mod tests {
             meta,
             RequestMeta {
                 protocol_version: Some("2026-07-28".into()),
-                client_capabilities: Some(serde_json::from_value(capabilities).unwrap()),
-                client_info: Some(Implementation::new("c", "1")),
+                client_capabilities: Some(Arc::new(serde_json::from_value(capabilities).unwrap())),
+                client_info: Some(Arc::new(Implementation::new("c", "1"))),
                 progress_token: None,
                 log_level: Some(LoggingLevel::Debug),
             }
         );
+        // A known revision is borrowed (even written with an escape), others copied.
+        assert!(matches!(meta.protocol_version, Some(Cow::Borrowed(_))));
+        let meta = read(r#"{"io.modelcontextprotocol/protocolVersion": "2099-01-01"}"#).unwrap();
+        assert!(matches!(meta.protocol_version, Some(Cow::Owned(ref v)) if v == "2099-01-01"));
     }
 
     #[test]

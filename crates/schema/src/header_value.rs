@@ -5,6 +5,8 @@
 //! itself looks like the sentinel) is sent as `=?base64?{Base64 of UTF-8}?=`
 //! using the standard alphabet with padding. The markers are case-sensitive.
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
@@ -122,7 +124,8 @@ fn whole_f64(f: f64) -> Option<i64> {
 /// Surrounding spaces and tabs (HTTP optional whitespace) are trimmed. A value
 /// that is exactly `=?base64?{payload}?=` is decoded strictly (standard
 /// alphabet, canonical padding, UTF-8 result); anything else, including a value
-/// that only partly looks like the sentinel, is returned literally.
+/// that only partly looks like the sentinel, is returned literally (borrowed
+/// from `raw`).
 ///
 /// ```
 /// use toolwire_schema::header_value::decode_header_value;
@@ -135,14 +138,14 @@ fn whole_f64(f: f64) -> Option<i64> {
 ///
 /// [`HeaderValueError::InvalidChar`] for characters not allowed in a header value;
 /// [`HeaderValueError::InvalidBase64`] or [`HeaderValueError::NotUtf8`] for a bad payload.
-pub fn decode_header_value(raw: &str) -> Result<String, HeaderValueError> {
+pub fn decode_header_value(raw: &str) -> Result<Cow<'_, str>, HeaderValueError> {
     let value = raw.trim_matches([' ', '\t']);
     if let Some((index, ch)) = value.chars().enumerate().find(|(_, c)| !is_field_char(*c)) {
         return Err(HeaderValueError::InvalidChar { ch, index });
     }
     match sentinel_payload(value) {
-        Some(payload) => decode_base64(payload),
-        None => Ok(value.to_owned()),
+        Some(payload) => decode_base64(payload).map(Cow::Owned),
+        None => Ok(Cow::Borrowed(value)),
     }
 }
 
@@ -192,7 +195,7 @@ pub fn header_matches(
 ) -> Result<bool, HeaderValueError> {
     let decoded = decode_header_value(raw_header)?;
     Ok(match kind {
-        HeaderKind::String => arg.as_str() == Some(decoded.as_str()),
+        HeaderKind::String => arg.as_str() == Some(&*decoded),
         HeaderKind::Integer => {
             let header = parse_decimal_integer(&decoded);
             header.is_some() && header == arg_integer(arg)

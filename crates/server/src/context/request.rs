@@ -1,6 +1,7 @@
 //! What a handler knows about the request it serves, and how it talks back
 //! while it runs (progress, log messages, cancellation).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -280,10 +281,10 @@ pub struct RequestContext {
 struct ContextInner {
     request_id: RequestId,
     /// Not copied when it is one of the methods this server serves.
-    method: std::borrow::Cow<'static, str>,
-    client_capabilities: ClientCapabilities,
-    client_info: Option<Implementation>,
-    protocol_version: String,
+    method: Cow<'static, str>,
+    client_capabilities: Arc<ClientCapabilities>,
+    client_info: Option<Arc<Implementation>>,
+    protocol_version: Cow<'static, str>,
     principal: Principal,
     progress_token: Option<ProgressToken>,
     log_level: Option<LoggingLevel>,
@@ -322,7 +323,7 @@ impl fmt::Debug for TextFilter {
 }
 
 /// `method`, not copied when it is one a server serves.
-fn method_name(method: &str) -> std::borrow::Cow<'static, str> {
+fn method_name(method: &str) -> Cow<'static, str> {
     const SERVED: &[&str] = &[
         "tools/call",
         "tools/list",
@@ -339,17 +340,19 @@ fn method_name(method: &str) -> std::borrow::Cow<'static, str> {
         "tasks/cancel",
     ];
     match SERVED.iter().find(|served| **served == method) {
-        Some(served) => std::borrow::Cow::Borrowed(*served),
-        None => std::borrow::Cow::Owned(method.to_owned()),
+        Some(served) => Cow::Borrowed(*served),
+        None => Cow::Owned(method.to_owned()),
     }
 }
 
 /// The request metadata the dispatcher has checked, used to build a context.
+/// The client's capabilities and info are shared, not copied, between the
+/// requests that declare the same ones.
 #[derive(Debug, Clone)]
 pub(crate) struct CheckedMeta {
-    pub protocol_version: String,
-    pub client_capabilities: ClientCapabilities,
-    pub client_info: Option<Implementation>,
+    pub protocol_version: Cow<'static, str>,
+    pub client_capabilities: Arc<ClientCapabilities>,
+    pub client_info: Option<Arc<Implementation>>,
     pub progress_token: Option<ProgressToken>,
     pub log_level: Option<LoggingLevel>,
 }
@@ -493,7 +496,20 @@ impl RequestContext {
 
     /// The client's self-reported name and version (display only, never for security).
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.client_info.as_ref()
+        self.inner.client_info.as_deref()
+    }
+
+    /// The metadata a task started by this request runs with: this
+    /// request's, without progress or log level (a task sends neither
+    /// progress nor log notifications, SEP-2663).
+    pub(crate) fn task_meta(&self) -> CheckedMeta {
+        CheckedMeta {
+            protocol_version: self.inner.protocol_version.clone(),
+            client_capabilities: Arc::clone(&self.inner.client_capabilities),
+            client_info: self.inner.client_info.clone(),
+            progress_token: None,
+            log_level: None,
+        }
     }
 
     /// The protocol version of this request.

@@ -1,13 +1,14 @@
 //! The per-request `_meta` every request must carry, checked once.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use toolwire_protocol::{
     ClientCapabilities, ErrorObject, Implementation, LoggingLevel, Params, ProgressToken,
-    RawObject, RequestMeta, code, keys,
+    RawObject, RequestMeta, code, keys, revision_text,
 };
 
 use super::view;
@@ -63,13 +64,16 @@ impl Server {
         };
         let version = self.supported_version(meta.get(keys::PROTOCOL_VERSION))?;
         let client_capabilities = match meta.get(keys::CLIENT_CAPABILITIES) {
-            Some(raw) => decode::<ClientCapabilities>(raw, keys::CLIENT_CAPABILITIES)?,
+            Some(raw) => Arc::new(decode::<ClientCapabilities>(
+                raw,
+                keys::CLIENT_CAPABILITIES,
+            )?),
             None => return Err(missing(keys::CLIENT_CAPABILITIES)),
         };
         Ok(CheckedMeta {
-            protocol_version: version.into_owned(),
+            protocol_version: revision_text(&version),
             client_capabilities,
-            client_info: optional::<Implementation>(meta, keys::CLIENT_INFO)?,
+            client_info: optional::<Implementation>(meta, keys::CLIENT_INFO)?.map(Arc::new),
             progress_token: optional::<ProgressToken>(meta, keys::PROGRESS_TOKEN)?,
             log_level: optional::<LoggingLevel>(meta, keys::LOG_LEVEL)?,
         })

@@ -12,8 +12,8 @@ use toolwire_protocol::{
 use super::parse;
 use super::reply::Answer;
 use super::task_worker::Job;
+use crate::context::RequestContext;
 use crate::context::mrtr::Round;
-use crate::context::{CheckedMeta, RequestContext};
 use crate::features::registry::RegisteredTool;
 use crate::features::tasks::{TaskSupport, mint_task_id};
 use crate::security::audit::Outcome;
@@ -103,14 +103,7 @@ impl Server {
                 return (Outcome::ProtocolError, Err(error));
             }
         }
-        let meta = CheckedMeta {
-            protocol_version: cx.protocol_version().to_owned(),
-            client_capabilities: cx.client_capabilities().clone(),
-            client_info: cx.client_info().cloned(),
-            // Progress and log messages are not sent for tasks (SEP-2663).
-            progress_token: None,
-            log_level: None,
-        };
+        let meta = cx.task_meta();
         self.spawn_task(Job {
             tool: Arc::clone(tool),
             arguments: arguments.clone(),

@@ -7,8 +7,9 @@
 //! answers and runs the next round itself, so the client only ever sees
 //! `elicitation/create` (or sampling, roots) and then the final result.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use futures::future::join_all;
 use serde_json::Value;
@@ -17,7 +18,7 @@ use toolwire_protocol::{
     CallToolResult, ClientCapabilities, ErrorObject, ErrorResponse, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, LoggingLevel, Message, Params,
     ProgressToken, Request, ResultResponse, SetLevelRequestParams, SubscribeRequestParams, keys,
-    negotiate_legacy_version,
+    negotiate_legacy_version, revision_text,
 };
 
 use super::peer::{PeerError, PeerRequests};
@@ -37,9 +38,10 @@ const MAX_INPUT_ROUNDS: usize = 16;
 #[derive(Debug)]
 pub(crate) struct LegacySession {
     server: Server,
-    version: String,
-    client_capabilities: ClientCapabilities,
-    client_info: Implementation,
+    version: Cow<'static, str>,
+    /// Shared with every request's context, not copied into each.
+    client_capabilities: Arc<ClientCapabilities>,
+    client_info: Arc<Implementation>,
     log_level: Mutex<LoggingLevel>,
     subscribed: watch::Sender<HashSet<String>>,
     peers: PeerRequests,
@@ -73,13 +75,13 @@ impl LegacySession {
             return Err(server.refuse_initialize());
         }
         let params: InitializeRequestParams = parse(&params.unwrap_or_default())?;
-        let version = negotiate_legacy_version(&params.protocol_version, &supported)
-            .unwrap_or(supported[0])
-            .to_owned();
+        let version = revision_text(
+            negotiate_legacy_version(&params.protocol_version, &supported).unwrap_or(supported[0]),
+        );
         let mut capabilities = server.capabilities();
         capabilities.logging = Some(JsonObject::new());
         let result = InitializeResult {
-            protocol_version: version.clone(),
+            protocol_version: version.clone().into_owned(),
             capabilities,
             server_info: config.info.clone(),
             instructions: config.instructions.clone(),
@@ -88,8 +90,8 @@ impl LegacySession {
         let session = LegacySession {
             server: server.clone(),
             version,
-            client_capabilities: params.capabilities,
-            client_info: params.client_info,
+            client_capabilities: Arc::new(params.capabilities),
+            client_info: Arc::new(params.client_info),
             // Until logging/setLevel the server may choose (2025-11-25,
             // "Logging"): everything a handler logs is sent.
             log_level: Mutex::new(LoggingLevel::Debug),
@@ -105,9 +107,9 @@ impl LegacySession {
     pub(crate) fn resume(server: &Server, record: SessionRecord) -> LegacySession {
         LegacySession {
             server: server.clone(),
-            version: record.protocol_version,
-            client_capabilities: record.client_capabilities,
-            client_info: record.client_info,
+            version: revision_text(&record.protocol_version),
+            client_capabilities: Arc::new(record.client_capabilities),
+            client_info: Arc::new(record.client_info),
             log_level: Mutex::new(record.log_level),
             subscribed: watch::Sender::new(record.subscriptions.into_iter().collect()),
             peers: PeerRequests::default(),
@@ -135,9 +137,9 @@ impl LegacySession {
         subscriptions.sort_unstable();
         SessionRecord {
             principal: principal.to_owned(),
-            protocol_version: self.version.clone(),
-            client_capabilities: self.client_capabilities.clone(),
-            client_info: self.client_info.clone(),
+            protocol_version: self.version.clone().into_owned(),
+            client_capabilities: ClientCapabilities::clone(&self.client_capabilities),
+            client_info: Implementation::clone(&self.client_info),
             log_level: *self.log_level.lock().expect("log level lock"),
             subscriptions,
         }
@@ -318,8 +320,8 @@ impl LegacySession {
             .and_then(|token| serde_json::from_str::<ProgressToken>(token.get()).ok());
         CheckedMeta {
             protocol_version: self.version.clone(),
-            client_capabilities: self.client_capabilities.clone(),
-            client_info: Some(self.client_info.clone()),
+            client_capabilities: Arc::clone(&self.client_capabilities),
+            client_info: Some(Arc::clone(&self.client_info)),
             progress_token,
             log_level: Some(*self.log_level.lock().expect("log level lock")),
         }
