@@ -303,9 +303,13 @@ impl Message {
         // Params are kept as text, whose nesting the fast path does not
         // bound: a message nested deeper than a JSON value may be goes the
         // slow way, which refuses it as a value would be refused.
+        // The bytes are checked as UTF-8 once, whole, and read as text: read
+        // as bytes, serde_json checks each string and member on its own.
         if object && !nested_deeper_than(bytes, MAX_DEPTH) {
-            if let Ok(raw) = serde_json::from_slice::<RawMessage>(bytes) {
-                return raw.classify();
+            if let Ok(text) = std::str::from_utf8(bytes) {
+                if let Ok(raw) = serde_json::from_str::<RawMessage>(text) {
+                    return raw.classify();
+                }
             }
         }
         let value: Value =

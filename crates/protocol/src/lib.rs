@@ -22,6 +22,7 @@ mod number;
 mod tool;
 
 pub mod capabilities;
+mod checked_text;
 pub mod completion;
 pub mod content;
 pub mod discover;

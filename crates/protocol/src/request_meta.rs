@@ -2,15 +2,13 @@
 //! over `_meta`'s text.
 
 use std::borrow::Cow;
-use std::fmt;
 use std::sync::Arc;
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::{
     ClientCapabilities, Implementation, LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS,
-    LoggingLevel, ProgressToken, keys, text_memo,
+    LoggingLevel, ProgressToken, checked_text, keys, text_memo,
 };
 
 /// The members of a request's `_meta` that MCP defines, decoded (each
@@ -52,122 +50,50 @@ impl RequestMeta {
     /// version: is not a string), or when one comes twice. A reader that
     /// must say what is wrong, or that wants the last of duplicate members,
     /// reads the members one by one instead ([`crate::RawObject`]).
+    ///
+    /// The text was checked when it was read, so the members are found by
+    /// their delimiters; only the members decoded here are read as JSON.
     pub fn read(text: &RawValue) -> Option<RequestMeta> {
-        let mut deserializer = serde_json::Deserializer::from_str(text.get());
-        deserializer.deserialize_map(MetaVisitor).ok()
-    }
-}
-
-/// Decodes the members [`RequestMeta`] has, skipping the others.
-struct MetaVisitor;
-
-impl<'de> Visitor<'de> for MetaVisitor {
-    type Value = RequestMeta;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a _meta object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestMeta, A::Error> {
         let mut meta = RequestMeta::default();
-        while let Some(field) = map.next_key_seed(FieldSeed)? {
-            match field {
-                Field::ProtocolVersion => {
-                    let version = map.next_value_seed(VersionSeed)?;
-                    once(&mut meta.protocol_version, version)?;
+        let mut members = checked_text::object_reader(text)?;
+        while let Some(name) = members.next_name() {
+            match &*name {
+                keys::PROTOCOL_VERSION => {
+                    let version = checked_text::string_value(members.next_value())?;
+                    once(&mut meta.protocol_version, revision_text(&version))?;
                 }
-                Field::ClientCapabilities => {
-                    let text: &RawValue = map.next_value()?;
-                    let capabilities =
-                        text_memo::client_capabilities(text.get()).map_err(de::Error::custom)?;
+                keys::CLIENT_CAPABILITIES => {
+                    let (capabilities, length) =
+                        text_memo::client_capabilities(members.rest()).ok()?;
+                    members.pass(length);
                     once(&mut meta.client_capabilities, capabilities)?;
                 }
-                Field::ClientInfo => {
-                    let text: &RawValue = map.next_value()?;
-                    let info = text_memo::client_info(text.get()).map_err(de::Error::custom)?;
+                keys::CLIENT_INFO => {
+                    let (info, length) = text_memo::client_info(members.rest()).ok()?;
+                    members.pass(length);
                     once(&mut meta.client_info, info)?;
                 }
-                Field::ProgressToken => once(&mut meta.progress_token, map.next_value()?)?,
-                Field::LogLevel => once(&mut meta.log_level, map.next_value()?)?,
-                Field::Other => {
-                    map.next_value::<IgnoredAny>()?;
+                keys::PROGRESS_TOKEN => {
+                    let token = serde_json::from_str(members.next_value()).ok()?;
+                    once(&mut meta.progress_token, token)?;
+                }
+                keys::LOG_LEVEL => {
+                    let level = serde_json::from_str(members.next_value()).ok()?;
+                    once(&mut meta.log_level, level)?;
+                }
+                _ => {
+                    members.next_value();
                 }
             }
         }
-        Ok(meta)
+        Some(meta)
     }
 }
 
-/// Fills `slot`; a second value is an error (which of duplicate members
+/// Fills `slot`; a second value is refused (which of duplicate members
 /// counts is for the member-by-member reading to settle).
-fn once<T, E: de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
-    match slot.replace(value) {
-        None => Ok(()),
-        Some(_) => Err(E::custom("duplicate _meta member")),
-    }
-}
-
-/// A `_meta` member's name, as the field it fills.
-enum Field {
-    ProtocolVersion,
-    ClientCapabilities,
-    ClientInfo,
-    ProgressToken,
-    LogLevel,
-    Other,
-}
-
-/// Reads a member name as a [`Field`] without copying it.
-struct FieldSeed;
-
-impl<'de> de::DeserializeSeed<'de> for FieldSeed {
-    type Value = Field;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Field, D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for FieldSeed {
-    type Value = Field;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a member name")
-    }
-
-    fn visit_str<E: de::Error>(self, name: &str) -> Result<Field, E> {
-        Ok(match name {
-            keys::PROTOCOL_VERSION => Field::ProtocolVersion,
-            keys::CLIENT_CAPABILITIES => Field::ClientCapabilities,
-            keys::CLIENT_INFO => Field::ClientInfo,
-            keys::PROGRESS_TOKEN => Field::ProgressToken,
-            keys::LOG_LEVEL => Field::LogLevel,
-            _ => Field::Other,
-        })
-    }
-}
-
-/// Reads the protocol version, borrowing a revision this crate knows.
-struct VersionSeed;
-
-impl<'de> de::DeserializeSeed<'de> for VersionSeed {
-    type Value = Cow<'static, str>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for VersionSeed {
-    type Value = Cow<'static, str>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a protocol version string")
-    }
-
-    fn visit_str<E: de::Error>(self, version: &str) -> Result<Self::Value, E> {
-        Ok(revision_text(version))
-    }
+fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    slot.replace(value).is_none().then_some(())
 }
 
 /// `version`, borrowed from this crate's constants when it is a revision
