@@ -44,8 +44,12 @@ impl<'a> ObjectReader<'a> {
             // `}`: the object's end.
             return None;
         }
-        let name_end = string_end(bytes, at);
-        let name = string_value(&self.text[at..name_end])?;
+        let (name_end, escaped) = string_span(bytes, at);
+        let name = match escaped {
+            // Between the quotes: a string without escapes is its own value.
+            false => Cow::Borrowed(&self.text[at + 1..name_end - 1]),
+            true => Cow::Owned(serde_json::from_str(&self.text[at..name_end]).ok()?),
+        };
         // The colon, between optional spaces.
         self.at = skip_space(bytes, skip_space(bytes, name_end) + 1);
         Some(name)
@@ -89,7 +93,13 @@ fn skip_space(bytes: &[u8], mut at: usize) -> usize {
 }
 
 /// Just past the string that starts at `at` (its closing quote).
-fn string_end(bytes: &[u8], mut at: usize) -> usize {
+fn string_end(bytes: &[u8], at: usize) -> usize {
+    string_span(bytes, at).0
+}
+
+/// Just past the string that starts at `at`, and whether it has escapes.
+fn string_span(bytes: &[u8], mut at: usize) -> (usize, bool) {
+    let mut escaped = false;
     at += 1;
     while let Some(found) = bytes
         .get(at..)
@@ -97,12 +107,13 @@ fn string_end(bytes: &[u8], mut at: usize) -> usize {
     {
         at += found;
         if bytes[at] == b'"' {
-            return at + 1;
+            return (at + 1, escaped);
         }
         // A backslash and the byte it escapes.
+        escaped = true;
         at += 2;
     }
-    bytes.len()
+    (bytes.len(), escaped)
 }
 
 /// The length of the value `text` starts with.
