@@ -242,8 +242,9 @@ impl<T> Clone for Slot<T> {
 /// entries or ten thousand.
 pub(crate) struct Snapshot<T> {
     slots: Vec<Slot<T>>,
-    /// Each entry's position in `slots`, by name.
-    by_name: HashMap<String, usize>,
+    /// Each entry's position in `slots`, by name. The names are the
+    /// server's own, so a fast hasher serves (no client chooses the keys).
+    by_name: HashMap<String, usize, foldhash::fast::RandomState>,
     /// Whether any entry answers true to the question asked the first time
     /// (the list asks whether any requires scopes), kept for the snapshot.
     any: OnceLock<bool>,

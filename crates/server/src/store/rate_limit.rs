@@ -127,7 +127,11 @@ thread_local! {
 /// Rate-limit buckets in this process's memory (GCRA via `governor`).
 #[derive(Default)]
 pub struct InMemoryRateLimits {
-    limiters: Mutex<HashMap<RateLimit, Arc<DefaultKeyedRateLimiter<String>>>>,
+    /// One limiter per configured limit (the server's own keys: a fast
+    /// hasher serves).
+    limiters: Mutex<
+        HashMap<RateLimit, Arc<DefaultKeyedRateLimiter<String>>, foldhash::fast::RandomState>,
+    >,
     checks: AtomicU64,
 }
 
