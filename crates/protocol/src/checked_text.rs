@@ -75,9 +75,19 @@ impl<'a> ObjectReader<'a> {
     }
 }
 
-/// The value of a string's text (quotes included): borrowed when it has no
-/// escapes, decoded otherwise. `None` when the text is not a string.
-pub(crate) fn string_value(text: &str) -> Option<Cow<'_, str>> {
+/// The value of a JSON string's text (quotes included): borrowed when it has
+/// no escapes (a valid JSON string without a backslash is its own value
+/// between the quotes), decoded otherwise. `None` when the text is not a
+/// string.
+///
+/// ```
+/// use std::borrow::Cow;
+/// use toolwire_protocol::string_value;
+/// assert!(matches!(string_value(r#""plain""#), Some(Cow::Borrowed("plain"))));
+/// assert_eq!(string_value(r#""a\u0062""#).unwrap(), "ab");
+/// assert_eq!(string_value("12"), None);
+/// ```
+pub fn string_value(text: &str) -> Option<Cow<'_, str>> {
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
     if !inner.contains('\\') {
         return Some(Cow::Borrowed(inner));

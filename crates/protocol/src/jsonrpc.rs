@@ -467,15 +467,7 @@ fn present_text<'de, D: Deserializer<'de>>(
 
 /// The string a JSON text holds, when it is a string.
 fn string_of(text: &RawValue) -> Option<std::borrow::Cow<'_, str>> {
-    let text = text.get();
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    // Valid JSON text: a string without a backslash is its own value.
-    if !inner.contains('\\') {
-        return Some(std::borrow::Cow::Borrowed(inner));
-    }
-    serde_json::from_str::<String>(text)
-        .ok()
-        .map(std::borrow::Cow::Owned)
+    crate::string_value(text.get())
 }
 
 /// A request id from its text: an integer or a string without escapes read

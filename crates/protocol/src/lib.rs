@@ -51,6 +51,7 @@ pub mod time;
 pub mod tools;
 
 pub use capabilities::*;
+pub use checked_text::string_value;
 pub use completion::*;
 pub use content::*;
 pub use discover::*;

@@ -8,15 +8,9 @@ use serde_json::value::RawValue;
 use toolwire_protocol::{Params, keys};
 
 /// The value of a member when it is a JSON string: borrowed from the text
-/// when it has no escapes (a valid JSON string without a backslash is its
-/// own value between the quotes), decoded otherwise.
+/// when it has no escapes, decoded otherwise.
 pub(crate) fn string(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
-    let text = raw?.get();
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if !inner.contains('\\') {
-        return Some(Cow::Borrowed(inner));
-    }
-    serde_json::from_str::<String>(text).ok().map(Cow::Owned)
+    toolwire_protocol::string_value(raw?.get())
 }
 
 /// The string value of the params' member `name`.
