@@ -459,6 +459,65 @@ async fn missing_client_capability_is_32021_with_required_capabilities() {
     assert_eq!(r["content"][0]["text"], "sampled");
 }
 
+/// Clients' capabilities and info are decoded once per distinct text and
+/// shared: requests that alternate between clients (on one thread, so they
+/// share one memo) each see their own, the unknown member and spacing
+/// included.
+#[tokio::test]
+async fn each_request_sees_its_own_clients_capabilities_and_info() {
+    let s = Server::builder("s", "1")
+        .tool(
+            ToolBuilder::new("who").handler(|_: NoArgs, cx: RequestContext| async move {
+                let info = cx.client_info().map(|i| i.name.clone());
+                format!("{info:?} {:?}", cx.client_capabilities().declared_names())
+            }),
+        )
+        .build()
+        .unwrap();
+    let clients = [
+        (
+            json!({}),
+            json!({"name": "a", "version": "1"}),
+            "Some(\"a\") []",
+        ),
+        (
+            json!({"sampling": {}}),
+            json!({"name": "b", "version": "1"}),
+            "Some(\"b\") [\"sampling\"]",
+        ),
+        (
+            json!({"sampling": {}, "roots": {}, "x-later": {"deep": [1]}}),
+            json!({"name": "c", "version": "2", "title": "C"}),
+            "Some(\"c\") [\"sampling\", \"roots\"]",
+        ),
+    ];
+    for round in 0..3 {
+        for (n, (capabilities, info, expected)) in clients.iter().enumerate() {
+            let mut m = meta();
+            m["io.modelcontextprotocol/clientCapabilities"] = capabilities.clone();
+            m["io.modelcontextprotocol/clientInfo"] = info.clone();
+            let id = (round * 10 + n) as i64;
+            let params = json!({"name": "who", "_meta": m});
+            let r = result(&s, request(id, "tools/call", params)).await;
+            assert_eq!(
+                r["content"][0]["text"], *expected,
+                "round {round}, client {n}"
+            );
+        }
+    }
+    // A request without client info has none, whatever came before.
+    let mut m = meta();
+    m.as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientInfo");
+    let r = result(
+        &s,
+        request(99, "tools/call", json!({"name": "who", "_meta": m})),
+    )
+    .await;
+    assert_eq!(r["content"][0]["text"], "None []");
+}
+
 async fn run_slow(meta_extra: Value) -> (Value, Vec<Value>) {
     let (tx, mut rx) = mpsc::channel(16);
     let mut m = meta();
