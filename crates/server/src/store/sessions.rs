@@ -221,7 +221,9 @@ pub struct InMemorySessionStore {
 }
 
 struct Records {
-    entries: HashMap<String, Stored>,
+    /// By session id: ids this server made (random), which a client only
+    /// looks up, so a fast hasher serves.
+    entries: HashMap<String, Stored, foldhash::fast::RandomState>,
     next_sweep: usize,
     /// The revision the next create or save gives its record (from 1, so
     /// that 0 never names one).
@@ -247,7 +249,7 @@ impl Default for InMemorySessionStore {
     fn default() -> Self {
         InMemorySessionStore {
             records: Mutex::new(Records {
-                entries: HashMap::new(),
+                entries: HashMap::default(),
                 next_sweep: 64,
                 next_revision: 1,
             }),

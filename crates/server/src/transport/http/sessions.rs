@@ -46,9 +46,13 @@ pub struct SessionTable {
     inner: Arc<TableInner>,
 }
 
+type SessionsById = HashMap<String, Arc<HttpSession>, foldhash::fast::RandomState>;
+
 #[derive(Debug)]
 struct TableInner {
-    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// By session id. The ids are this server's (random): a client's header
+    /// only looks one up, so a fast hasher serves.
+    sessions: Mutex<SessionsById>,
     store: Arc<dyn SessionStore>,
     server: Server,
     /// Starts the ids of this instance's requests to clients.
@@ -318,7 +322,7 @@ impl SessionTable {
         tokio::spawn(listen_until_dropped(Arc::downgrade(&self.inner), events));
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<HttpSession>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SessionsById> {
         self.inner.sessions.lock().expect("session table lock")
     }
 }
