@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::sync::watch;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use toolwire_protocol::Message;
 
@@ -26,8 +26,11 @@ pub(super) struct EventLog {
     stream: u64,
     capacity: usize,
     state: Mutex<LogState>,
-    /// Bumped on every change, so readers wake.
-    version: watch::Sender<u64>,
+    /// Wakes the waiting readers on every change. A reader holds the log,
+    /// so the log outlives its readers and never has to tell them it is
+    /// gone; one `Notify` is all a change costs (a `watch` channel woke
+    /// eight shards on every change and again when dropped).
+    changed: Notify,
 }
 
 #[derive(Debug, Default)]
@@ -69,7 +72,7 @@ impl EventLog {
             stream,
             capacity: capacity.max(1),
             state: Mutex::default(),
-            version: watch::Sender::new(0),
+            changed: Notify::new(),
         })
     }
 
@@ -141,8 +144,11 @@ impl EventLog {
     /// Waits until the request either answered with nothing before its
     /// response, or sent something else first.
     pub(super) async fn opening(&self) -> Opening {
-        let mut version = self.version.subscribe();
         loop {
+            // Registered before reading, so a change in between wakes us.
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
             {
                 let mut state = self.lock();
                 if let Some(json) = state.only_response.take() {
@@ -152,9 +158,7 @@ impl EventLog {
                     return Opening::Streaming;
                 }
             }
-            if version.changed().await.is_err() {
-                return Opening::Streaming;
-            }
+            changed.await;
         }
     }
 
@@ -186,7 +190,6 @@ impl EventLog {
             log: Arc::clone(self),
             cursor: after,
             connection,
-            version: self.version.subscribe(),
             priming,
             keep_alive,
             stop,
@@ -215,7 +218,7 @@ impl EventLog {
     }
 
     fn bump(&self) {
-        self.version.send_modify(|v| *v += 1);
+        self.changed.notify_waiters();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, LogState> {
@@ -242,7 +245,6 @@ struct Reader {
     log: Arc<EventLog>,
     cursor: u64,
     connection: usize,
-    version: watch::Receiver<u64>,
     priming: Option<Bytes>,
     keep_alive: Option<Duration>,
     /// Ends the connection (the session ended).
@@ -256,9 +258,12 @@ impl Reader {
         if let Some(priming) = self.priming.take() {
             return Some((Ok(priming), self));
         }
+        let log = Arc::clone(&self.log);
         loop {
-            // Marked seen before reading, so a push in between wakes us.
-            self.version.borrow_and_update();
+            // Registered before reading, so a push in between wakes us.
+            let changed = log.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
             match self.log.read(self.cursor, self.connection) {
                 Read::Event(seq, event) => {
                     self.cursor = seq;
@@ -270,11 +275,10 @@ impl Reader {
             let waited = tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return None,
-                waited = wait(&mut self.version, self.keep_alive) => waited,
+                waited = wait(changed, self.keep_alive) => waited,
             };
             match waited {
                 Waited::Changed => {}
-                Waited::Closed => return None,
                 Waited::Quiet => return Some((Ok(Bytes::from_static(b":\n\n")), self)),
             }
         }
@@ -283,23 +287,20 @@ impl Reader {
 
 enum Waited {
     Changed,
-    Closed,
     /// The keep-alive interval passed with nothing new.
     Quiet,
 }
 
-async fn wait(version: &mut watch::Receiver<u64>, keep_alive: Option<Duration>) -> Waited {
-    let changed = version.changed();
-    let outcome = match keep_alive {
+async fn wait(changed: impl Future<Output = ()>, keep_alive: Option<Duration>) -> Waited {
+    match keep_alive {
         Some(interval) => match tokio::time::timeout(interval, changed).await {
-            Ok(outcome) => outcome,
-            Err(_) => return Waited::Quiet,
+            Ok(()) => Waited::Changed,
+            Err(_) => Waited::Quiet,
         },
-        None => changed.await,
-    };
-    match outcome {
-        Ok(()) => Waited::Changed,
-        Err(_) => Waited::Closed,
+        None => {
+            changed.await;
+            Waited::Changed
+        }
     }
 }
 
