@@ -2,7 +2,6 @@
 //! (`_meta`, version negotiation, timeouts, notifications), the cache path,
 //! and the MRTR loop.
 
-use std::borrow::Cow;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -10,8 +9,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::time::{Instant, sleep_until};
 use toolwire_protocol::{
-    ClientCapabilities, CreateTaskResult, DiscoverResult, JsonObject, LATEST_PROTOCOL_VERSION,
-    LEGACY_PROTOCOL_VERSIONS, Message, Request, RequestId, ResultType, TASKS_EXTENSION, code,
+    ClientCapabilities, CreateTaskResult, DiscoverResult, JsonObject, Message, Request, RequestId,
+    ResultType, TASKS_EXTENSION, code, revision_text,
 };
 
 use crate::cache::{Cache, CacheHints, Freshness};
@@ -413,7 +412,8 @@ impl Client {
         OutgoingRequest {
             request: self.build_request(id, method, params, options, version),
             param_headers: param_headers.to_vec(),
-            protocol_version: Some(version_text(version)),
+            // Borrowed for every revision this crate negotiates.
+            protocol_version: Some(revision_text(version)),
         }
     }
 
@@ -534,16 +534,6 @@ impl Client {
 /// short.
 const LATE_TASK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// `version` as the text an [`OutgoingRequest`] carries: borrowed from the
-/// revisions this crate speaks (every version it negotiates), so a request
-/// does not copy it.
-fn version_text(version: &str) -> Cow<'static, str> {
-    std::iter::once(LATEST_PROTOCOL_VERSION)
-        .chain(LEGACY_PROTOCOL_VERSIONS.iter().copied())
-        .find(|known| *known == version)
-        .map_or_else(|| Cow::Owned(version.to_owned()), Cow::Borrowed)
-}
-
 /// True for a `tools/call` that declared the Tasks extension: its answer
 /// may be a task.
 fn may_answer_with_task(method: &str, options: &RequestOptions) -> bool {
@@ -624,17 +614,4 @@ pub(crate) fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
 pub(crate) fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn negotiated_versions_are_borrowed_and_others_copied() {
-        for version in ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"] {
-            assert!(matches!(version_text(version), Cow::Borrowed(v) if v == version));
-        }
-        assert!(matches!(version_text("2099-01-01"), Cow::Owned(v) if v == "2099-01-01"));
-    }
 }

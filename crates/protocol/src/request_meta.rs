@@ -151,6 +151,14 @@ mod tests {
     }
 
     #[test]
+    fn every_revision_a_peer_negotiates_is_borrowed_and_others_copied() {
+        for version in ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"] {
+            assert!(matches!(revision_text(version), Cow::Borrowed(v) if v == version));
+        }
+        assert!(matches!(revision_text("2099-01-01"), Cow::Owned(v) if v == "2099-01-01"));
+    }
+
+    #[test]
     fn what_does_not_decode_or_comes_twice_is_left_to_the_members() {
         for text in [
             "[1]",
