@@ -693,3 +693,44 @@ async fn tools_change_at_run_time() {
     .await;
     assert_eq!(r["content"][0]["text"], "back");
 }
+
+/// `_meta` members that do not read as their types (the fast reading gives
+/// up on them) are refused with -32602 naming the member and what is wrong,
+/// and the server goes on serving.
+#[tokio::test]
+async fn malformed_meta_members_are_named_in_the_error() {
+    let s = server();
+    let with = |key: &str, value: Value| {
+        let mut m = meta();
+        m[key] = value;
+        json!({"_meta": m})
+    };
+    let cases = [
+        (
+            with(
+                "io.modelcontextprotocol/clientCapabilities",
+                json!({"elicitation": 5}),
+            ),
+            "Invalid _meta[\"io.modelcontextprotocol/clientCapabilities\"]: invalid type: integer `5`, expected struct ElicitationCapability",
+        ),
+        (
+            with("io.modelcontextprotocol/clientCapabilities", json!("all")),
+            "Invalid _meta[\"io.modelcontextprotocol/clientCapabilities\"]: invalid type: string \"all\", expected struct ClientCapabilities",
+        ),
+        (
+            with("io.modelcontextprotocol/clientInfo", json!({"name": "c"})),
+            "Invalid _meta[\"io.modelcontextprotocol/clientInfo\"]: missing field `version`",
+        ),
+        (
+            with("io.modelcontextprotocol/protocolVersion", json!(20260728)),
+            "Invalid _meta[\"io.modelcontextprotocol/protocolVersion\"]: must be a string",
+        ),
+        (json!({"_meta": [1]}), "Invalid _meta: must be an object"),
+    ];
+    for (n, (params, expected)) in cases.into_iter().enumerate() {
+        let e = error(&s, raw_request(n as i64, "tools/list", Some(params))).await;
+        assert_eq!(e, json!({"code": -32602, "message": expected}));
+    }
+    let r = result(&s, request(9, "tools/list", json!({}))).await;
+    assert_eq!(r["resultType"], "complete");
+}

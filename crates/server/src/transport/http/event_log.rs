@@ -358,4 +358,66 @@ mod tests {
         assert_eq!(parse_event_id(" 1-4 "), Some((1, 4)));
         assert_eq!(parse_event_id("x"), None);
     }
+
+    /// `future`'s output, or a panic when it does not come within 5 s (a
+    /// missed wake-up fails the test instead of hanging it).
+    async fn within<F: std::future::Future>(future: F) -> F::Output {
+        tokio::time::timeout(Duration::from_secs(5), future)
+            .await
+            .expect("woken within 5 s")
+    }
+
+    /// A reader that found nothing waits, and wakes for the next push; one
+    /// given a keep-alive interval sends a comment when nothing comes.
+    #[tokio::test(start_paused = true)]
+    async fn a_waiting_reader_wakes_for_a_push_and_keeps_alive_when_quiet() {
+        let log = EventLog::new(2, 8);
+        let stop = CancellationToken::new();
+        let mut reader = Box::pin(log.reader(true, 0, false, None, stop.clone(), None));
+        let next = tokio::spawn(async move { (reader.next().await, reader) });
+        tokio::task::yield_now().await;
+        assert!(!next.is_finished());
+        log.push(&note(1));
+        let (chunk, mut reader) = within(next).await.unwrap();
+        assert!(chunk.unwrap().unwrap().starts_with(b"id: 2-1\n"));
+        log.finish(b"{}".to_vec());
+        let last = reader.next().await.unwrap().unwrap();
+        assert_eq!(last, Bytes::from_static(b"id: 2-2\ndata: {}\n\n"));
+        assert!(reader.next().await.is_none());
+
+        let quiet = EventLog::new(3, 8);
+        let keep_alive = Some(Duration::from_secs(15));
+        let mut reader = Box::pin(quiet.reader(true, 0, false, keep_alive, stop, None));
+        assert_eq!(
+            reader.next().await.unwrap().unwrap(),
+            Bytes::from_static(b":\n\n")
+        );
+    }
+
+    /// `opening` waits for the request's first message: its response alone
+    /// is answered as JSON, anything before it makes a stream.
+    #[tokio::test]
+    async fn opening_waits_for_the_first_message() {
+        let log = EventLog::new(4, 8);
+        let waiting = {
+            let log = Arc::clone(&log);
+            tokio::spawn(async move { log.opening().await })
+        };
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        log.finish(b"{\"ok\":1}".to_vec());
+        match within(waiting).await.unwrap() {
+            Opening::OnlyResponse(json) => assert_eq!(json, b"{\"ok\":1}"),
+            Opening::Streaming => panic!("a lone response is sent as JSON"),
+        }
+
+        let log = EventLog::new(5, 8);
+        let waiting = {
+            let log = Arc::clone(&log);
+            tokio::spawn(async move { log.opening().await })
+        };
+        tokio::task::yield_now().await;
+        log.push(&note(1));
+        assert!(matches!(within(waiting).await.unwrap(), Opening::Streaming));
+    }
 }
