@@ -4,6 +4,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::Router;
@@ -30,6 +31,13 @@ pub(super) struct Routes {
     pub(super) endpoint: Arc<Endpoint>,
 }
 
+/// A reply on its way: the endpoint's (boxed, as the router boxes its
+/// handlers) or the router's.
+pub(super) type RouteFuture = Either<
+    Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>,
+    Oneshot<Router, axum::extract::Request>,
+>;
+
 impl std::fmt::Debug for Routes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Routes")
@@ -41,19 +49,7 @@ impl std::fmt::Debug for Routes {
 
 impl Routes {
     /// Hands `request` from `peer` to the endpoint or the router.
-    ///
-    /// The endpoint's future is returned as it is, not boxed: an HTTP/1.1
-    /// connection keeps its request's future in one place it allocated
-    /// once, so a box here would be an allocation of about 4 KB (the
-    /// future's size) per request.
-    pub(super) fn route(
-        &self,
-        peer: SocketAddr,
-        request: hyper::Request<Incoming>,
-    ) -> Either<
-        impl Future<Output = Result<Response, Infallible>> + Send + use<>,
-        Oneshot<Router, axum::extract::Request>,
-    > {
+    pub(super) fn route(&self, peer: SocketAddr, request: hyper::Request<Incoming>) -> RouteFuture {
         let mut request = request.map(axum::body::Body::new);
         if request.uri().path() == self.endpoint.config.path {
             // The endpoint is handed the address itself; an authenticator
@@ -62,7 +58,9 @@ impl Routes {
                 request.extensions_mut().insert(ConnectInfo(peer));
             }
             let endpoint = Arc::clone(&self.endpoint);
-            Either::Left(async move { Ok(serve(&endpoint, request, Some(peer)).await) })
+            Either::Left(Box::pin(async move {
+                Ok(serve(&endpoint, request, Some(peer)).await)
+            }))
         } else {
             request.extensions_mut().insert(ConnectInfo(peer));
             Either::Right(self.router.clone().oneshot(request))
