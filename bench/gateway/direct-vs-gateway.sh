@@ -7,9 +7,12 @@
 # both rates and p50s and the gateway's CPU ticks over its load.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-toolwire=$1 rounds=${2:-3} connections=${3:-1} duration=${4:-4}
+toolwire=${1:?usage: direct-vs-gateway.sh TOOLWIRE_BIN [ROUNDS] [CONNECTIONS] [DURATION]} rounds=${2:-3} connections=${3:-1} duration=${4:-4}
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+gateway='' upstream=''
+# shellcheck disable=SC2317
+cleanup() { kill $gateway $upstream 2>/dev/null || true; rm -rf "$dir"; }
+trap cleanup EXIT
 rate() { grep -o '[0-9]* req/s, p50 [0-9.]* ms'; }
 for round in $(seq "$rounds"); do
     "$bin/toolwire-echo" 19201 >/dev/null 2>&1 &
@@ -18,11 +21,12 @@ for round in $(seq "$rounds"); do
     RUST_LOG=warn ${GATEWAY_ENV:-} "$toolwire" gateway --config "$dir/gateway.toml" >/dev/null 2>"$dir/gateway.err" &
     gateway=$!
     sleep 1.5
-    direct=$("$bin/loadgen" 19201 legacy --connections "$connections" --duration "$duration" --warmup 1 | head -1 | rate)
+    direct=$("$bin/loadgen" 19201 legacy --connections "$connections" --duration "$duration" --warmup 1 | sed -n 1p | rate)
     before=$(ticks $gateway)
-    through=$("$bin/loadgen" 19202 legacy --connections "$connections" --duration "$duration" --warmup 1 | head -1 | rate)
+    through=$("$bin/loadgen" 19202 legacy --connections "$connections" --duration "$duration" --warmup 1 | sed -n 1p | rate)
     after=$(ticks $gateway)
     echo "round $round: direct $direct; gateway $through; gateway CPU ticks $((after - before))"
     kill $gateway $upstream
     wait $gateway $upstream 2>/dev/null || true
+    gateway='' upstream=''
 done

@@ -9,7 +9,7 @@
 # prefixes the gateway's command. Needs perf.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-toolwire=$1 connections=${2:-1} calls=${3:-20000}
+toolwire=${1:?usage: sched-stat.sh TOOLWIRE_BIN [CONNECTIONS] [CALLS]} connections=${2:-1} calls=${3:-20000}
 dir=$(mktemp -d)
 "$bin/toolwire-echo" 19201 >/dev/null 2>&1 &
 upstream=$!
@@ -23,7 +23,7 @@ perf stat -e context-switches,cpu-clock,syscalls:sys_enter_futex,syscalls:sys_en
     -p "$gateway" -o "$dir/stat.txt" &
 stat=$!
 sleep 0.3
-out=$("$bin/loadgen" 19202 legacy --connections "$connections" --requests "$calls" --duration 600 --warmup 0 | head -1)
+out=$("$bin/loadgen" 19202 legacy --connections "$connections" --requests "$calls" --duration 600 --warmup 0 | sed -n 1p)
 kill -INT $stat
 wait $stat || true
 echo "$out" | grep -o 'p50 [0-9.]* ms'

@@ -258,6 +258,8 @@ impl Reader {
         if let Some(priming) = self.priming.take() {
             return Some((Ok(priming), self));
         }
+        // The wake-up registration borrows the log while `self` is handed
+        // back with a chunk, so it borrows a handle of its own.
         let log = Arc::clone(&self.log);
         loop {
             // Registered before reading, so a push in between wakes us.
