@@ -25,6 +25,7 @@ use tokio::time::Instant;
 use super::conn::{Routes, log_end};
 use super::h2c::{self, Protocol};
 use super::head_timer::ConnectionTimer;
+use super::threads::ConnectionThreads;
 use super::tls::TlsConfig;
 
 /// How the wait for the open connections went, once the server stopped
@@ -50,15 +51,23 @@ impl Connections {
     /// connection to close once its request in flight is answered and
     /// waits for them all, for `drain_timeout` at most. Says how long the
     /// wait took and whether every connection closed within it.
+    ///
+    /// With `threads` above zero the connections are served on that many
+    /// [`ConnectionThreads`], else in tasks of the caller's runtime.
     pub async fn serve(
         self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
         drain_timeout: Duration,
+        threads: usize,
     ) -> io::Result<Drained> {
         // Each connection holds a receiver: `closing.send` asks them to wind
         // down; `closing.closed()` completes when the last one has gone.
         let (closing, watcher) = watch::channel(false);
+        let mut threads = match threads {
+            0 => None,
+            count => Some(ConnectionThreads::start(count, &self)?),
+        };
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             let accepted = tokio::select! {
@@ -66,9 +75,12 @@ impl Connections {
                 () = &mut shutdown => break,
             };
             match accepted {
-                Ok((stream, peer)) => {
-                    tokio::spawn(self.clone().serve_one(stream, peer, watcher.clone()));
-                }
+                Ok((stream, peer)) => match &mut threads {
+                    Some(threads) => threads.hand(stream, peer, watcher.clone()),
+                    None => {
+                        tokio::spawn(self.clone().serve_one(stream, peer, watcher.clone()));
+                    }
+                },
                 Err(error) => pause_after(error).await,
             }
         }
@@ -79,13 +91,14 @@ impl Connections {
         let complete = tokio::time::timeout(drain_timeout, closing.closed())
             .await
             .is_ok();
+        drop(threads);
         Ok(Drained {
             elapsed: started.elapsed(),
             complete,
         })
     }
 
-    async fn serve_one(
+    pub(super) async fn serve_one(
         self,
         mut stream: TcpStream,
         peer: SocketAddr,

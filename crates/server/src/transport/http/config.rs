@@ -87,6 +87,7 @@ pub struct HttpConfig {
     pub(super) replay_events: usize,
     pub(super) session_store: Arc<dyn SessionStore>,
     pub(super) tls: Option<Arc<TlsConfig>>,
+    pub(super) connection_threads: usize,
 }
 
 impl Default for HttpConfig {
@@ -109,6 +110,7 @@ impl Default for HttpConfig {
             replay_events: DEFAULT_REPLAY_EVENTS,
             session_store: Arc::new(InMemorySessionStore::new()),
             tls: None,
+            connection_threads: 0,
         }
     }
 }
@@ -275,6 +277,35 @@ impl HttpConfig {
     pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
         self.session_store = store;
         self
+    }
+
+    /// Serves connections on `threads` threads of their own, each with a
+    /// single-threaded runtime, handed out round robin as they are
+    /// accepted; 0 (the default) serves them in tasks of the runtime that
+    /// runs [`HttpServer`](super::HttpServer). A connection, the tasks its
+    /// requests spawn and the connections they open then stay on one
+    /// thread, with no wake-ups between threads per request: on a small
+    /// machine shared with a load generator or a gateway's upstreams this
+    /// served more calls per second at a lower latency (bench/README.md,
+    /// "Connection threads"). A connection is not moved to another thread
+    /// when its own is busy. Applies to [`HttpServer`](super::HttpServer)
+    /// only.
+    ///
+    /// ```
+    /// use toolwire_server::http::HttpConfig;
+    /// let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    /// let config = HttpConfig::new().connection_threads(threads);
+    /// assert_eq!(config.get_connection_threads(), threads);
+    /// ```
+    pub fn connection_threads(mut self, threads: usize) -> Self {
+        self.connection_threads = threads;
+        self
+    }
+
+    /// How many connection threads serve connections (0: none, the
+    /// caller's runtime does).
+    pub fn get_connection_threads(&self) -> usize {
+        self.connection_threads
     }
 
     /// The idle timeout of legacy sessions.

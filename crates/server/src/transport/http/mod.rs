@@ -84,6 +84,7 @@ mod legacy;
 mod reply;
 mod sessions;
 mod sse;
+mod threads;
 mod tls;
 
 use std::future::Future;
@@ -198,6 +199,7 @@ pub struct HttpServer {
     calls: CallCounter,
     drain_timeout: Duration,
     tls: Option<Arc<TlsConfig>>,
+    connection_threads: usize,
 }
 
 impl HttpServer {
@@ -237,6 +239,7 @@ impl HttpServer {
             local_addr,
             header_read_timeout: config.header_read_timeout,
             tls: config.tls.clone(),
+            connection_threads: config.connection_threads,
             routes: routes_with(server.clone(), config, sessions.clone(), calls.clone()),
             sessions,
             server,
@@ -336,7 +339,12 @@ impl HttpServer {
             tls: self.tls,
         };
         let drained = connections
-            .serve(self.listener, shutdown, self.drain_timeout)
+            .serve(
+                self.listener,
+                shutdown,
+                self.drain_timeout,
+                self.connection_threads,
+            )
             .await?;
         let unfinished = (!drained.complete).then(|| calls.get());
         crate::transport::drain::log_end("http", drained.elapsed, unfinished);
