@@ -8,8 +8,15 @@
 //! them; one the server closed is noticed and dropped when it is taken,
 //! and a request that could not be written on a reused connection is sent
 //! again on another.
+//!
+//! A connection's task runs where it was spawned. On a single-threaded
+//! runtime (a server's connection threads) that is one thread, and a
+//! request made there takes only connections whose task runs on it, so that
+//! the call wakes no other thread; requests made on a multi-thread runtime
+//! share the connections spawned on one.
 
 use std::sync::{Arc, Mutex};
+use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -50,15 +57,43 @@ struct Shared {
 
 #[derive(Debug)]
 struct Idle {
-    sender: Sender,
+    connection: Connection,
     since: Instant,
+}
+
+/// An open connection: how to send on it, and where its task runs.
+#[derive(Debug)]
+struct Connection {
+    sender: Sender,
+    home: Home,
+}
+
+/// Where a connection's task runs, as far as the pool tells them apart:
+/// the thread of a single-threaded runtime, or any worker of a multi-thread
+/// one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Home {
+    Thread(ThreadId),
+    Workers,
+}
+
+impl Home {
+    /// Where a task spawned now would run.
+    fn here() -> Home {
+        match tokio::runtime::Handle::try_current().map(|r| r.runtime_flavor()) {
+            Ok(tokio::runtime::RuntimeFlavor::CurrentThread) => {
+                Home::Thread(thread::current().id())
+            }
+            _ => Home::Workers,
+        }
+    }
 }
 
 /// A connection in use: it goes back to the pool when released, else it
 /// is closed when dropped.
 #[derive(Debug)]
 pub(super) struct Lease {
-    sender: Sender,
+    connection: Connection,
     pool: PlainPool,
 }
 
@@ -135,9 +170,9 @@ impl PlainPool {
         mut request: http::Request<Full<Bytes>>,
     ) -> Result<(http::Response<Incoming>, Lease), PlainError> {
         self.to_origin_form(&mut request);
-        while let Some(mut sender) = self.take_ready().await {
-            match sender.try_send_request(request).await {
-                Ok(response) => return Ok((response, self.lease(sender))),
+        while let Some(mut connection) = self.take_ready().await {
+            match connection.sender.try_send_request(request).await {
+                Ok(response) => return Ok((response, self.lease(connection))),
                 Err(mut error) => match error.take_message() {
                     // Not written: the connection closed while idle.
                     Some(unsent) => request = unsent,
@@ -145,17 +180,18 @@ impl PlainPool {
                 },
             }
         }
-        let mut sender = self.connect().await?;
-        let response = sender
+        let mut connection = self.connect().await?;
+        let response = connection
+            .sender
             .send_request(request)
             .await
             .map_err(PlainError::Send)?;
-        Ok((response, self.lease(sender)))
+        Ok((response, self.lease(connection)))
     }
 
-    fn lease(&self, sender: Sender) -> Lease {
+    fn lease(&self, connection: Connection) -> Lease {
         Lease {
-            sender,
+            connection,
             pool: self.clone(),
         }
     }
@@ -175,18 +211,20 @@ impl PlainPool {
             .or_insert_with(|| self.shared.host_header.clone());
     }
 
-    /// The most recently used idle connection that is still open and ready;
-    /// expired and closed ones are dropped on the way.
-    async fn take_ready(&self) -> Option<Sender> {
+    /// The most recently used idle connection whose task runs where this
+    /// request does ([`Home`]) and that is still open and ready; expired and
+    /// closed ones are dropped on the way.
+    async fn take_ready(&self) -> Option<Connection> {
+        let here = Home::here();
         loop {
-            let mut idle = self.pop_unexpired()?;
-            if idle.sender.ready().await.is_ok() {
-                return Some(idle.sender);
+            let mut idle = self.pop_unexpired(here)?;
+            if idle.connection.sender.ready().await.is_ok() {
+                return Some(idle.connection);
             }
         }
     }
 
-    fn pop_unexpired(&self) -> Option<Idle> {
+    fn pop_unexpired(&self, home: Home) -> Option<Idle> {
         let mut idle = self.shared.idle.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
         // The oldest come first: drop every expired one at once.
@@ -195,10 +233,11 @@ impl PlainPool {
             .take_while(|i| now.duration_since(i.since) >= POOL_IDLE)
             .count();
         idle.drain(..expired);
-        idle.pop()
+        let position = idle.iter().rposition(|i| i.connection.home == home)?;
+        Some(idle.remove(position))
     }
 
-    async fn connect(&self) -> Result<Sender, PlainError> {
+    async fn connect(&self) -> Result<Connection, PlainError> {
         let stream = TcpStream::connect((self.shared.host.as_str(), self.shared.port))
             .await
             .map_err(PlainError::Connect)?;
@@ -216,17 +255,20 @@ impl PlainPool {
             // Its errors reach the request or the body being read.
             let _ = connection.await;
         });
-        Ok(sender)
+        Ok(Connection {
+            sender,
+            home: Home::here(),
+        })
     }
 
-    fn put_back(&self, sender: Sender) {
-        if sender.is_closed() {
+    fn put_back(&self, connection: Connection) {
+        if connection.sender.is_closed() {
             return;
         }
         let mut idle = self.shared.idle.lock().unwrap_or_else(|e| e.into_inner());
         if idle.len() < MAX_IDLE {
             idle.push(Idle {
-                sender,
+                connection,
                 since: Instant::now(),
             });
         }
@@ -237,7 +279,7 @@ impl Lease {
     /// The reply's body has been read to its end: the connection can serve
     /// the next request.
     pub(super) fn release(self) {
-        self.pool.put_back(self.sender);
+        self.pool.put_back(self.connection);
     }
 }
 
@@ -266,6 +308,50 @@ mod tests {
         let v6 = pool("http://[::1]:9000/mcp").unwrap();
         assert_eq!((v6.shared.host.as_str(), v6.shared.port), ("::1", 9000));
         assert_eq!(v6.shared.host_header, "[::1]:9000");
+    }
+
+    /// A connection (to nothing: the test never sends on it) at `home`.
+    async fn connection_at(home: Home) -> Connection {
+        let (ours, _theirs) = tokio::io::duplex(64);
+        let (sender, _connection) = http1::handshake(TokioIo::new(ours)).await.unwrap();
+        Connection { sender, home }
+    }
+
+    #[tokio::test]
+    async fn a_request_takes_only_connections_whose_task_runs_where_it_does() {
+        let pool = PlainPool::for_endpoint(&"http://127.0.0.1:8931/mcp".parse().unwrap()).unwrap();
+        // `tokio::test` runs on a single-threaded runtime.
+        let here = Home::here();
+        assert_eq!(here, Home::Thread(thread::current().id()));
+        let elsewhere = Home::Thread(
+            std::thread::spawn(|| thread::current().id())
+                .join()
+                .unwrap(),
+        );
+        let since = Instant::now();
+        for home in [here, elsewhere, Home::Workers] {
+            let connection = connection_at(home).await;
+            pool.shared
+                .idle
+                .lock()
+                .unwrap()
+                .push(Idle { connection, since });
+        }
+        let taken = pool.pop_unexpired(here).unwrap();
+        assert_eq!(taken.connection.home, here);
+        assert!(pool.pop_unexpired(here).is_none());
+        let taken = pool.pop_unexpired(Home::Workers).unwrap();
+        assert_eq!(taken.connection.home, Home::Workers);
+        assert_eq!(pool.shared.idle.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_multi_thread_runtime_is_one_home() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        assert_eq!(runtime.block_on(async { Home::here() }), Home::Workers);
     }
 
     #[test]
