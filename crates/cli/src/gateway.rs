@@ -74,7 +74,7 @@ enum GatewayCommand {
     },
 }
 
-pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
+pub async fn run(args: GatewayArgs, connection_threads: usize) -> Result<(), Failure> {
     match &args.command {
         Some(GatewayCommand::Check { config }) => return check(&all_at_boot(load(config)?)).await,
         Some(GatewayCommand::Approve { config, only }) => {
@@ -84,7 +84,7 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
     }
     if !args.server.is_empty() {
         let config = shorthand(&args).await?;
-        return serve(&config, args.tokens.clone(), None).await;
+        return serve(&config, args.tokens.clone(), None, connection_threads).await;
     }
     let path = args.config.ok_or_else(|| {
         Failure::usage("toolwire gateway needs --config FILE, or -- COMMAND for one stdio server")
@@ -92,7 +92,7 @@ pub async fn run(args: GatewayArgs) -> Result<(), Failure> {
     })?;
     let config = load(&path)?;
     let tokens = resolve_tokens(&config.tokens)?;
-    serve(&config, tokens, Some(path)).await
+    serve(&config, tokens, Some(path), connection_threads).await
 }
 
 /// The configuration of the shorthand: one stdio server, no prefix.
@@ -248,11 +248,13 @@ async fn approve(config: &GatewayConfig, only: Option<&str>) -> Result<(), Failu
     Ok(())
 }
 
-/// Serves `config`; with the file's `path`, SIGHUP reloads it.
+/// Serves `config`; with the file's `path`, SIGHUP reloads it. Over HTTP,
+/// on `connection_threads` threads (0: the runtime's).
 async fn serve(
     config: &GatewayConfig,
     tokens: Vec<(String, Vec<String>)>,
     path: Option<PathBuf>,
+    connection_threads: usize,
 ) -> Result<(), Failure> {
     let redis = match &config.redis {
         Some(target) => Some(connect(target).await?),
@@ -277,7 +279,7 @@ async fn serve(
         lazy_not_started = ?gateway.waiting(),
         "gateway ready"
     );
-    let served = listen(&gateway, config, &tokens, redis).await;
+    let served = listen(&gateway, config, &tokens, redis, connection_threads).await;
     gateway.close().await;
     served
 }
@@ -288,6 +290,7 @@ async fn listen(
     config: &GatewayConfig,
     tokens: &[(String, Vec<String>)],
     redis: Option<RedisConnection>,
+    connection_threads: usize,
 ) -> Result<(), Failure> {
     let server = gateway.server().clone();
     let shutdown = shutdown_signal();
@@ -307,7 +310,7 @@ async fn listen(
                 .await
                 .map_err(|e| bind_failure(addr, e))?;
             let addr = listener.local_addr().map_err(|e| bind_failure(addr, e))?;
-            let mut http = HttpConfig::new();
+            let mut http = HttpConfig::new().connection_threads(connection_threads);
             if let Some(files) = &config.tls {
                 let tls = load_tls(&files.cert, &files.key)?;
                 reload_tls_on_hangup(Arc::clone(&tls))?;

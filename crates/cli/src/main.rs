@@ -83,6 +83,20 @@ struct Cli {
         value_parser = clap::value_parser!(u16).range(1..=1024)
     )]
     worker_threads: Option<u16>,
+
+    /// Threads that serve the HTTP connections of `serve` and `gateway`, each
+    /// with a single-threaded runtime of its own, so that a connection and
+    /// the work its requests start stay on one thread; 0 serves them on the
+    /// async runtime's threads. Default: one per CPU for `gateway`, 0 for
+    /// `serve`. See bench/README.md, "Connection threads".
+    #[arg(
+        long,
+        value_name = "N",
+        global = true,
+        env = "TOOLWIRE_CONNECTION_THREADS",
+        value_parser = clap::value_parser!(u16).range(0..=1024)
+    )]
+    connection_threads: Option<u16>,
 }
 
 /// `--log-format`.
@@ -170,7 +184,8 @@ fn main() -> ExitCode {
             return ExitCode::from(Failure::PROTOCOL);
         }
     };
-    let outcome = runtime.block_on(run(cli.command));
+    let threads = cli.connection_threads.map(usize::from);
+    let outcome = runtime.block_on(run(cli.command, threads));
     // Sends the spans still buffered, while the runtime still runs.
     drop(telemetry);
     // Blocking stdin reads may still be parked; do not wait for them.
@@ -184,10 +199,18 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(command: Command) -> Result<(), Failure> {
+/// Runs `command`; `connection_threads` (`--connection-threads`) is for the
+/// HTTP servers of `serve` and `gateway`.
+async fn run(command: Command, connection_threads: Option<usize>) -> Result<(), Failure> {
     match command {
-        Command::Serve(args) => serve::run(args).await,
-        Command::Gateway(args) => gateway::run(args).await,
+        // A tool may compute for a while: its connection's neighbours are
+        // better off on threads that steal work from each other.
+        Command::Serve(args) => serve::run(args, connection_threads.unwrap_or(0)).await,
+        // Forwarding waits on I/O: each connection's calls stay on one thread.
+        Command::Gateway(args) => {
+            let per_cpu = std::thread::available_parallelism().map_or(1, |n| n.get());
+            gateway::run(args, connection_threads.unwrap_or(per_cpu)).await
+        }
         Command::Discover(args) => commands::discover(args).await,
         Command::List(args) => commands::list(args).await,
         Command::Call(args) => commands::call(args).await,

@@ -236,7 +236,7 @@ fn parse_max_sessions(text: &str) -> Result<usize, String> {
     Ok(sessions)
 }
 
-pub async fn run(args: ServeArgs) -> Result<(), Failure> {
+pub async fn run(args: ServeArgs, connection_threads: usize) -> Result<(), Failure> {
     let redis = match &args.redis {
         Some(url) => {
             let redis = connect_redis(url, args.redis_cluster).await?;
@@ -290,7 +290,8 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             .await
             .map_err(|e| bind_failure(wanted, e))?;
         let addr = listener.local_addr().map_err(|e| bind_failure(wanted, e))?;
-        let mut config = with_session_limits(HttpConfig::new(), &args);
+        let mut config =
+            with_session_limits(HttpConfig::new(), &args).connection_threads(connection_threads);
         let tls = match (&args.tls_cert, &args.tls_key) {
             (Some(cert), Some(key)) => Some(load_tls(cert, key)?),
             _ => None,
