@@ -5,7 +5,8 @@
 #
 #   bench/wrk-compare.sh [--connections N] [--duration SECS] [--rounds N]
 #
-# Needs wrk (apt install wrk) and the bench binaries (bench/run.sh builds
+# TOOLWIRE_ARGS are toolwire-echo's extra arguments (e.g.
+# "--connection-threads 1"). Needs wrk (apt install wrk) and the bench binaries (bench/run.sh builds
 # them; CARGO_TARGET_DIR is honoured). Only 127.0.0.1.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,7 +26,9 @@ done
 port=$((20000 + RANDOM % 20000))
 for round in $(seq 1 "$rounds"); do
     for server in toolwire-echo rmcp-echo hyper-echo; do
-        taskset -c 0 "$bin/$server" "$port" >/dev/null 2>&1 &
+        extra=()
+        [ "$server" = toolwire-echo ] && read -ra extra <<< "${TOOLWIRE_ARGS:-}"
+        taskset -c 0 "$bin/$server" "$port" "${extra[@]}" >/dev/null 2>&1 &
         pid=$!
         for _ in $(seq 1 100); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
         # Warm-up, then the measured run.

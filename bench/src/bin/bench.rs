@@ -322,6 +322,11 @@ async fn schema(options: &Options) -> Result<(), String> {
     Ok(())
 }
 
+/// The CPUs this process may run on.
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 async fn legacy(options: &Options) -> Result<(), String> {
     let variants = vec![
         Variant {
@@ -342,6 +347,12 @@ async fn legacy(options: &Options) -> Result<(), String> {
             args: vec![],
             workload: Workload::Echo,
         },
+        Variant {
+            label: "toolwire --connection-threads (one per CPU), 2025-11-25 session",
+            binary: "toolwire-echo",
+            args: vec!["--connection-threads".into(), cpus().to_string()],
+            workload: Workload::LegacyEcho,
+        },
     ];
     let rows = run_interleaved(&variants, options).await?;
     println!(
@@ -350,6 +361,7 @@ async fn legacy(options: &Options) -> Result<(), String> {
     println!("{}", report::table(&rows));
     println!("- {}", report::ratios(&rows[0], &rows[1]));
     println!("- {}", report::ratios(&rows[0], &rows[2]));
+    println!("- {}", report::ratios(&rows[3], &rows[1]));
     println!("{}", report::error_samples(&rows));
     Ok(())
 }

@@ -17,7 +17,11 @@ fn rss() -> String {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .filter(|line| ["VmRSS", "RssAnon", "RssFile"].iter().any(|k| line.starts_with(k)))
+        .filter(|line| {
+            ["VmRSS", "RssAnon", "RssFile"]
+                .iter()
+                .any(|k| line.starts_with(k))
+        })
         .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
         .collect::<Vec<_>>()
         .join(", ")

@@ -4,6 +4,7 @@
 //! ```text
 //! toolwire-echo <port> [--order-tools] [--counter-tools] [--fillers N] [--max-listeners N]
 //!               [--session-idle-timeout SECS] [--max-sessions N] [--redis URL]
+//!               [--connection-threads N]
 //! toolwire-echo --stdio [--order-tools] [--fillers N]
 //! ```
 //!
@@ -18,7 +19,9 @@
 //! `--redis URL` keeps the rate-limit buckets in Redis (`RedisRateLimits`)
 //! and the counters too (`RedisHandles`, store name `counters`): every call
 //! then checks its bucket with one Redis round trip, and `bump` adds the two
-//! of a handle modify.
+//! of a handle modify. `--connection-threads N` serves the connections on N
+//! threads of their own (`HttpConfig::connection_threads`; 0, the default,
+//! on the runtime's).
 
 use std::net::SocketAddr;
 
@@ -31,7 +34,8 @@ use toolwire_server::http::{HttpConfig, HttpServer};
 fn usage() -> ! {
     eprintln!(
         "usage: toolwire-echo <port> [--order-tools] [--counter-tools] [--fillers N] [--max-listeners N] \
-         [--session-idle-timeout SECS] [--max-sessions N] [--redis URL] | --stdio [--order-tools] \
+         [--session-idle-timeout SECS] [--max-sessions N] [--redis URL] [--connection-threads N] \
+         | --stdio [--order-tools] \
          [--fillers N]"
     );
     std::process::exit(2);
@@ -49,6 +53,7 @@ fn main() -> std::io::Result<()> {
     };
     let mut session_idle_timeout: Option<u64> = None;
     let mut max_sessions: Option<usize> = None;
+    let mut connection_threads = 0;
     let mut redis: Option<String> = None;
     let mut counter_tools_on = false;
     let mut args = std::env::args().skip(1);
@@ -70,6 +75,7 @@ fn main() -> std::io::Result<()> {
             "--counter-tools" => counter_tools_on = true,
             "--session-idle-timeout" => session_idle_timeout = Some(number() as u64),
             "--max-sessions" => max_sessions = Some(number()),
+            "--connection-threads" => connection_threads = number(),
             other => port = Some(other.parse().unwrap_or_else(|_| usage())),
         }
     }
@@ -102,7 +108,7 @@ fn main() -> std::io::Result<()> {
         let Some(port) = port else { usage() };
         toolwire_bench::raise_nofile_limit();
         let addr = SocketAddr::new(toolwire_bench::LOOPBACK, port);
-        let mut config = HttpConfig::new();
+        let mut config = HttpConfig::new().connection_threads(connection_threads);
         if let Some(secs) = session_idle_timeout {
             config = config.session_idle_timeout(std::time::Duration::from_secs(secs));
         }
