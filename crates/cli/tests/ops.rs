@@ -1,7 +1,7 @@
 //! Operations, over real processes: the health checks of `toolwire serve
 //! --health` and of a gateway with `health = true`, the graceful drain on
-//! SIGTERM (HTTP and stdio), the second signal, `--log-format json` and
-//! `--worker-threads`.
+//! SIGTERM (HTTP and stdio), the second signal, `--log-format json`,
+//! `--worker-threads` and `--connection-threads`.
 #![cfg(unix)]
 
 mod support;
@@ -361,13 +361,79 @@ fn log_format_json_writes_json_lines() {
 /// The runtime's threads of process `pid` (Tokio names its workers, and
 /// its blocking threads, `tokio-rt-worker`).
 fn runtime_threads(pid: u32) -> usize {
+    threads_named(pid, |name| name == "tokio-rt-worker")
+}
+
+/// The threads of process `pid` whose name passes `wanted`.
+fn threads_named(pid: u32, wanted: impl Fn(&str) -> bool) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/task"))
         .unwrap()
         .filter(|task| {
             let comm = task.as_ref().unwrap().path().join("comm");
-            std::fs::read_to_string(comm).is_ok_and(|name| name.trim() == "tokio-rt-worker")
+            std::fs::read_to_string(comm).is_ok_and(|name| wanted(name.trim()))
         })
         .count()
+}
+
+#[test]
+fn a_gateway_serves_on_one_connection_thread_per_cpu_by_default() {
+    let upstream = Served::start(&[]);
+    let config = fresh_dir("gateway-threads").join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[gateway]\nhttp = \"127.0.0.1:0\"\n\n[[upstream]]\nname = \"demo\"\nurl = \"{}\"\n",
+            upstream.url
+        ),
+    )
+    .unwrap();
+    let gateway = Served::command(&["gateway", "--config", config.to_str().unwrap()]);
+    let called = support::toolwire(
+        &[
+            "call",
+            &gateway.url,
+            "demo__echo",
+            "text=hi",
+            "--yes",
+            "--json",
+        ],
+        "",
+    );
+    called.expect_code(0);
+    assert_eq!(called.json()["content"][0]["text"], "hi");
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let named = threads_named(gateway.pid(), |name| name.starts_with("toolwire-conn-"));
+    assert_eq!(named, cpus);
+}
+
+#[test]
+fn connection_threads_serve_the_connections_when_asked() {
+    for (args, env, threads) in [
+        (&[][..], &[][..], 0),
+        (&["--connection-threads", "2"][..], &[][..], 2),
+        (&[][..], &[("TOOLWIRE_CONNECTION_THREADS", "1")][..], 1),
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["serve", "--http", "127.0.0.1:0"]);
+        let served = Served::command_with_env(&all, env);
+        let called = support::toolwire(
+            &["call", &served.url, "echo", "text=hi", "--yes", "--json"],
+            "",
+        );
+        called.expect_code(0);
+        assert_eq!(called.json()["content"][0]["text"], "hi");
+        let named = threads_named(served.pid(), |name| name.starts_with("toolwire-conn-"));
+        assert_eq!(named, threads, "{args:?} {env:?}");
+    }
+    let refused = support::toolwire(&["--connection-threads", "2000", "serve"], "");
+    refused.expect_code(2);
+    assert!(
+        refused.stderr.contains(
+            "invalid value '2000' for '--connection-threads <N>': 2000 is not in 0..=1024"
+        ),
+        "{}",
+        refused.stderr
+    );
 }
 
 #[test]
