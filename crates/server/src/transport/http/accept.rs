@@ -66,7 +66,13 @@ impl Connections {
         let (closing, watcher) = watch::channel(false);
         let mut threads = match threads {
             0 => None,
-            count => Some(ConnectionThreads::start(count, &self)?),
+            count => {
+                let connections = self.clone();
+                let serve = move |stream, peer, closing| {
+                    connections.clone().serve_one(stream, peer, closing)
+                };
+                Some(ConnectionThreads::start(count, serve)?)
+            }
         };
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
@@ -98,7 +104,7 @@ impl Connections {
         })
     }
 
-    pub(super) async fn serve_one(
+    async fn serve_one(
         self,
         mut stream: TcpStream,
         peer: SocketAddr,

@@ -8,13 +8,12 @@
 //! them that crosses workers wakes a thread with a futex. On a connection
 //! thread all of them stay on the thread that serves the connection.
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
-
-use super::accept::Connections;
 
 /// A connection on its way to the thread that will serve it.
 struct Handed {
@@ -32,19 +31,24 @@ pub(super) struct ConnectionThreads {
 }
 
 impl ConnectionThreads {
-    /// Starts `count` threads (at least one), named `toolwire-conn-N`.
-    pub fn start(count: usize, connections: &Connections) -> io::Result<ConnectionThreads> {
+    /// Starts `count` threads (at least one), named `toolwire-conn-N`, that
+    /// serve each connection handed to them with `serve`.
+    pub fn start<S, F>(count: usize, serve: S) -> io::Result<ConnectionThreads>
+    where
+        S: Fn(TcpStream, SocketAddr, watch::Receiver<bool>) -> F + Clone + Send + 'static,
+        F: Future<Output = ()> + Send + 'static,
+    {
         let mut queues = Vec::with_capacity(count);
         for index in 0..count.max(1) {
             let (queue, handed) = mpsc::unbounded_channel();
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            let connections = connections.clone();
+            let serve = serve.clone();
             std::thread::Builder::new()
                 .name(format!("toolwire-conn-{index}"))
                 .spawn(move || {
-                    runtime.block_on(serve_handed(handed, connections));
+                    runtime.block_on(serve_handed(handed, serve));
                     // Not a plain drop: that would wait for the thread's
                     // blocking tasks, which may never end.
                     runtime.shutdown_background();
@@ -75,7 +79,11 @@ impl ConnectionThreads {
 
 /// One thread's loop: serves each connection handed to it in a task of its
 /// own, until the accept loop drops its end of the queue.
-async fn serve_handed(mut handed: mpsc::UnboundedReceiver<Handed>, connections: Connections) {
+async fn serve_handed<S, F>(mut handed: mpsc::UnboundedReceiver<Handed>, serve: S)
+where
+    S: Fn(TcpStream, SocketAddr, watch::Receiver<bool>) -> F,
+    F: Future<Output = ()> + Send + 'static,
+{
     while let Some(Handed {
         stream,
         peer,
@@ -84,7 +92,7 @@ async fn serve_handed(mut handed: mpsc::UnboundedReceiver<Handed>, connections: 
     {
         match TcpStream::from_std(stream) {
             Ok(stream) => {
-                tokio::spawn(connections.clone().serve_one(stream, peer, closing));
+                tokio::spawn(serve(stream, peer, closing));
             }
             Err(error) => tracing::debug!(%peer, %error, "could not take a handed connection"),
         }
