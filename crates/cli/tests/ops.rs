@@ -364,6 +364,21 @@ fn runtime_threads(pid: u32) -> usize {
     threads_named(pid, |name| name == "tokio-rt-worker")
 }
 
+/// `toolwire ARGS serve --http 127.0.0.1:0` with `env`, once it has
+/// answered an echo call from `toolwire call`.
+fn serving_an_echo(args: &[&str], env: &[(&str, &str)]) -> Served {
+    let mut all = args.to_vec();
+    all.extend(["serve", "--http", "127.0.0.1:0"]);
+    let served = Served::command_with_env(&all, env);
+    let called = support::toolwire(
+        &["call", &served.url, "echo", "text=hi", "--yes", "--json"],
+        "",
+    );
+    called.expect_code(0);
+    assert_eq!(called.json()["content"][0]["text"], "hi");
+    served
+}
+
 /// The threads of process `pid` whose name passes `wanted`.
 fn threads_named(pid: u32, wanted: impl Fn(&str) -> bool) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/task"))
@@ -413,15 +428,7 @@ fn connection_threads_serve_the_connections_when_asked() {
         (&["--connection-threads", "2"][..], &[][..], 2),
         (&[][..], &[("TOOLWIRE_CONNECTION_THREADS", "1")][..], 1),
     ] {
-        let mut all = args.to_vec();
-        all.extend(["serve", "--http", "127.0.0.1:0"]);
-        let served = Served::command_with_env(&all, env);
-        let called = support::toolwire(
-            &["call", &served.url, "echo", "text=hi", "--yes", "--json"],
-            "",
-        );
-        called.expect_code(0);
-        assert_eq!(called.json()["content"][0]["text"], "hi");
+        let served = serving_an_echo(args, env);
         let named = threads_named(served.pid(), |name| name.starts_with("toolwire-conn-"));
         assert_eq!(named, threads, "{args:?} {env:?}");
     }
@@ -442,15 +449,7 @@ fn worker_threads_sets_how_many_threads_the_runtime_runs() {
         (&["--worker-threads", "3"][..], &[][..], 3),
         (&[][..], &[("TOOLWIRE_WORKER_THREADS", "1")][..], 1),
     ] {
-        let mut all = args.to_vec();
-        all.extend(["serve", "--http", "127.0.0.1:0"]);
-        let served = Served::command_with_env(&all, env);
-        let called = support::toolwire(
-            &["call", &served.url, "echo", "text=hi", "--yes", "--json"],
-            "",
-        );
-        called.expect_code(0);
-        assert_eq!(called.json()["content"][0]["text"], "hi");
+        let served = serving_an_echo(args, env);
         assert_eq!(runtime_threads(served.pid()), threads, "{args:?} {env:?}");
     }
     let refused = support::toolwire(&["--worker-threads", "0", "serve"], "");

@@ -43,7 +43,8 @@ impl ConnectionThreads {
             let (queue, handed) = mpsc::unbounded_channel();
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
-                .build()?;
+                .build()
+                .map_err(|e| starting(index, e))?;
             let serve = serve.clone();
             std::thread::Builder::new()
                 .name(format!("toolwire-conn-{index}"))
@@ -52,29 +53,50 @@ impl ConnectionThreads {
                     // Not a plain drop: that would wait for the thread's
                     // blocking tasks, which may never end.
                     runtime.shutdown_background();
-                })?;
+                })
+                .map_err(|e| starting(index, e))?;
             queues.push(queue);
         }
         Ok(ConnectionThreads { queues, next: 0 })
     }
 
-    /// Hands `stream` to the next thread.
+    /// Hands `stream` to the next thread. A thread that has stopped (its
+    /// queue closed) is left out from then on, and the connection goes to
+    /// the next one.
     pub fn hand(&mut self, stream: TcpStream, peer: SocketAddr, closing: watch::Receiver<bool>) {
         let stream = match stream.into_std() {
             Ok(stream) => stream,
             Err(error) => return tracing::debug!(%peer, %error, "could not hand a connection over"),
         };
-        let queue = &self.queues[self.next];
-        self.next = (self.next + 1) % self.queues.len();
-        let handed = Handed {
+        let mut handed = Handed {
             stream,
             peer,
             closing,
         };
-        if queue.send(handed).is_err() {
-            tracing::warn!(%peer, "a connection thread has stopped; connection closed");
+        while !self.queues.is_empty() {
+            self.next %= self.queues.len();
+            match self.queues[self.next].send(handed) {
+                Ok(()) => {
+                    self.next += 1;
+                    return;
+                }
+                Err(mpsc::error::SendError(back)) => {
+                    tracing::error!("a connection thread has stopped; the others serve its share");
+                    self.queues.remove(self.next);
+                    handed = back;
+                }
+            }
         }
+        tracing::error!(%peer, "every connection thread has stopped; connection closed");
     }
+}
+
+/// The error of a connection thread that could not start, saying which.
+fn starting(index: usize, error: io::Error) -> io::Error {
+    io::Error::new(
+        error.kind(),
+        format!("could not start connection thread {index}: {error}"),
+    )
 }
 
 /// One thread's loop: serves each connection handed to it in a task of its
@@ -96,5 +118,59 @@ where
             }
             Err(error) => tracing::debug!(%peer, %error, "could not take a handed connection"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connected pair over 127.0.0.1: the server's side and the peer.
+    async fn accepted() -> (TcpStream, SocketAddr, TcpStream) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (server, peer) = listener.accept().await.unwrap();
+        (server, peer, client)
+    }
+
+    #[tokio::test]
+    async fn a_stopped_threads_share_goes_to_the_others() {
+        let (stopped, gone) = mpsc::unbounded_channel();
+        drop(gone);
+        let (live, mut received) = mpsc::unbounded_channel();
+        let mut threads = ConnectionThreads {
+            queues: vec![stopped, live],
+            next: 0,
+        };
+        let (_closing, watcher) = watch::channel(false);
+        let mut peers = Vec::new();
+        for _ in 0..3 {
+            let (stream, peer, client) = accepted().await;
+            threads.hand(stream, peer, watcher.clone());
+            peers.push((peer, client));
+        }
+        assert_eq!(threads.queues.len(), 1);
+        for (peer, _client) in &peers {
+            assert_eq!(received.try_recv().unwrap().peer, *peer);
+        }
+    }
+
+    #[tokio::test]
+    async fn with_every_thread_stopped_a_connection_is_closed() {
+        let (stopped, gone) = mpsc::unbounded_channel();
+        drop(gone);
+        let mut threads = ConnectionThreads {
+            queues: vec![stopped],
+            next: 0,
+        };
+        let (_closing, watcher) = watch::channel(false);
+        let (stream, peer, mut client) = accepted().await;
+        threads.hand(stream, peer, watcher);
+        assert!(threads.queues.is_empty());
+        let mut byte = [0u8; 1];
+        let read = tokio::io::AsyncReadExt::read(&mut client, &mut byte).await;
+        assert_eq!(read.unwrap(), 0, "the connection was not closed");
     }
 }
