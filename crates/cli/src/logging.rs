@@ -8,6 +8,7 @@ use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 use crate::LogFormat;
 use crate::log_fields::PlainFields;
+use crate::log_time::UtcMicros;
 use crate::safe_json;
 
 /// Sets up logging, and telemetry when `--otel` or the `OTEL_*` variables
@@ -56,6 +57,7 @@ fn log_lines(serving: bool, format: LogFormat) -> Box<dyn Layer<Registry> + Send
         LogFormat::Text => tracing_subscriber::fmt::layer()
             .with_writer(safe_json::SafeStderr)
             .with_ansi(false)
+            .with_timer(UtcMicros)
             .fmt_fields(PlainFields)
             .with_filter(filter)
             .boxed(),
@@ -63,6 +65,7 @@ fn log_lines(serving: bool, format: LogFormat) -> Box<dyn Layer<Registry> + Send
             .json()
             .with_writer(safe_json::SafeJsonStderr)
             .with_ansi(false)
+            .with_timer(UtcMicros)
             .with_filter(filter)
             .boxed(),
     }

@@ -14,6 +14,7 @@ mod forms;
 mod gateway;
 mod kv;
 mod log_fields;
+mod log_time;
 mod logging;
 mod render;
 mod safe_json;

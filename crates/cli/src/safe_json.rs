@@ -83,7 +83,7 @@ pub struct SafeStderr;
 impl Write for SafeStderr {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         // Nearly every log line is printable ASCII: one pass, no decoding.
-        if bytes.iter().copied().all(safe_text::is_plain_text_byte) {
+        if safe_text::is_plain_text(bytes) {
             io::stderr().lock().write_all(bytes)?;
             return Ok(bytes.len());
         }
