@@ -105,7 +105,9 @@ impl MeteredRateLimits {
         };
         let now = Instant::now();
         let mut meters = self.meters();
-        let meter = meters.touch(key, || Meter::new(principal, tool, *limit));
+        let meter = meters.touch(key, || {
+            Meter::new(principal.to_owned(), tool.map(str::to_owned), *limit)
+        });
         meter.limit = *limit;
         if allowed {
             meter.allow(now);
@@ -141,18 +143,27 @@ impl RateLimitStore for MeteredRateLimits {
 impl Meters {
     /// The meter of `key` (made by `new` when there is none, dropping the
     /// one used longest ago when full), marked as used now.
+    ///
+    /// A known key (every call but a bucket's first) allocates nothing: its
+    /// name moves from its old place in the order of use to the new one.
     fn touch(&mut self, key: &str, new: impl FnOnce() -> Meter) -> &mut Meter {
         let use_now = self.next_use;
         self.next_use += 1;
-        if let Some(meter) = self.by_key.get(key) {
-            self.by_use.remove(&meter.last_use);
-        } else if self.by_key.len() >= MAX_METERED_KEYS {
-            if let Some((_, oldest)) = self.by_use.pop_first() {
-                self.by_key.remove(&oldest);
+        let last_use = self.by_key.get(key).map(|meter| meter.last_use);
+        let name = match last_use.and_then(|last| self.by_use.remove(&last)) {
+            Some(name) => name,
+            None => {
+                if self.by_key.len() >= MAX_METERED_KEYS {
+                    if let Some((_, oldest)) = self.by_use.pop_first() {
+                        self.by_key.remove(&oldest);
+                    }
+                }
+                self.by_key.entry(key.to_owned()).or_insert_with(new);
+                key.to_owned()
             }
-        }
-        self.by_use.insert(use_now, key.to_owned());
-        let meter = self.by_key.entry(key.to_owned()).or_insert_with(new);
+        };
+        self.by_use.insert(use_now, name);
+        let meter = self.by_key.get_mut(key).expect("kept or just made");
         meter.last_use = use_now;
         meter
     }
@@ -211,18 +222,18 @@ impl Meter {
 /// The principal and tool of a bucket of tool calls: `tool\0TOOL\0WHO` (one
 /// tool's limit) or `tools\0WHO` (all tool calls), where `WHO` is `s:SUBJECT`
 /// or empty (anonymous). `None` for other buckets.
-fn parse_key(key: &str) -> Option<(String, Option<String>)> {
+fn parse_key(key: &str) -> Option<(&str, Option<&str>)> {
     let (tool, who) = if let Some(who) = key.strip_prefix("tools\0") {
         (None, who)
     } else {
         let (tool, who) = key.strip_prefix("tool\0")?.split_once('\0')?;
-        (Some(tool.to_owned()), who)
+        (Some(tool), who)
     };
     let principal = match who {
         "" => "anonymous",
         who => who.strip_prefix("s:").unwrap_or(who),
     };
-    Some((principal.to_owned(), tool))
+    Some((principal, tool))
 }
 
 #[cfg(test)]
@@ -280,14 +291,14 @@ mod tests {
     fn keys_name_the_principal_and_the_tool() {
         assert_eq!(
             parse_key("tool\0crm__search\0s:alice"),
-            Some(("alice".into(), Some("crm__search".into())))
+            Some(("alice", Some("crm__search")))
         );
         assert_eq!(
             parse_key("tool\0crm__search\0"),
-            Some(("anonymous".into(), Some("crm__search".into())))
+            Some(("anonymous", Some("crm__search")))
         );
-        assert_eq!(parse_key("tools\0s:bob"), Some(("bob".into(), None)));
-        assert_eq!(parse_key("tools\0"), Some(("anonymous".into(), None)));
+        assert_eq!(parse_key("tools\0s:bob"), Some(("bob", None)));
+        assert_eq!(parse_key("tools\0"), Some(("anonymous", None)));
         assert_eq!(parse_key("http\0s:bob"), None);
         assert_eq!(parse_key("tool\0no-principal"), None);
     }
