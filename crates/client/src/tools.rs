@@ -183,7 +183,9 @@ impl Client {
         if let Some(found) = self.known_tool(name, false)? {
             return Ok(found);
         }
-        self.list_tools().await?;
+        // Boxed: listing is the rare path, and in place it would make every
+        // call's future (moved into a box or two per call) twice as large.
+        Box::pin(self.list_tools()).await?;
         Ok(self.known_tool(name, true)?.unwrap_or(Lookup::Unknown))
     }
 
@@ -365,7 +367,8 @@ impl Client {
                 let task = TaskHandle::for_tool(self, id, name);
                 match mode {
                     TaskMode::Start => return Ok(ToolCallStart::Task(task)),
-                    TaskMode::Transparent => task.wait_inner(&options, true).await?,
+                    // Boxed, as the listing in `tool_entry` is.
+                    TaskMode::Transparent => Box::pin(task.wait_inner(&options, true)).await?,
                 }
             }
         };

@@ -130,9 +130,7 @@ impl<T: Send + 'static> UpstreamCall<T> {
             tokio::select! {
                 outcome = pending.as_mut() => break Step::Done(outcome),
                 Some(asked) = self.asks.recv() => break Step::Ask(asked),
-                Some(p) = next_progress(&mut self.progress) => {
-                    cx.progress(p.progress, p.total, p.message.as_deref()).await;
-                }
+                Some(p) = next_progress(&mut self.progress) => forward_progress(cx, p).await,
                 _ = cancelled.cancelled(), if !self.cancel.is_cancelled() => self.cancel.cancel(),
             }
         };
@@ -141,7 +139,7 @@ impl<T: Send + 'static> UpstreamCall<T> {
         }
         // Progress that arrived just before the step is still queued.
         while let Some(Ok(p)) = self.progress.as_mut().map(|r| r.try_recv()) {
-            cx.progress(p.progress, p.total, p.message.as_deref()).await;
+            forward_progress(cx, p).await;
         }
         step
     }
@@ -173,6 +171,13 @@ impl<T: Send + 'static> Drop for UpstreamCall<T> {
 }
 
 /// The next progress notification, when the client asked for progress.
+/// Tells the client of the upstream's progress. Boxed: in place, its
+/// future (over 1 KB) would be carried by every forwarded call's, which is
+/// moved into a box per call, progress or not.
+async fn forward_progress(cx: &RequestContext, p: ProgressNotificationParams) {
+    Box::pin(cx.progress(p.progress, p.total, p.message.as_deref())).await;
+}
+
 async fn next_progress(
     progress: &mut Option<mpsc::UnboundedReceiver<ProgressNotificationParams>>,
 ) -> Option<ProgressNotificationParams> {

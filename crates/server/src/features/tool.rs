@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use schemars::JsonSchema;
 use toolwire_protocol::{JsonObject, Meta, Tool, ToolAnnotations};
 
@@ -289,8 +290,11 @@ impl ToolBuilder {
         self.mark_headers();
         let handler = Arc::new(handler);
         let erased: ErasedToolHandler = Arc::new(move |args: &JsonObject, cx: RequestContext| {
+            // `map`, not `async move { running.await... }`: an async block
+            // holds a future it captures twice (as its capture and as what
+            // it awaits), which doubled this box and the copy into it.
             let running = handler(args.clone(), cx);
-            Box::pin(async move { running.await.into_tool_output() }) as BoxFuture<_>
+            Box::pin(running.map(IntoToolOutput::into_tool_output)) as BoxFuture<_>
         });
         self.handler = Some(Arc::new(move |_: &States| Ok(Arc::clone(&erased))));
         self

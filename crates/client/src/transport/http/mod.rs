@@ -158,8 +158,10 @@ impl HttpInner {
     /// not know) means a legacy server: the request is sent again over a
     /// legacy session.
     async fn send(self: Arc<Self>, outgoing: OutgoingRequest) -> Result<Exchange, TransportError> {
+        // The legacy exchanges are boxed: in place their futures (about 7 KB)
+        // would double the size of this one, moved into a box per request.
         if self.settled_era() == Some(Era::Legacy) {
-            match legacy::send(&self, outgoing.clone()).await {
+            match Box::pin(legacy::send(&self, outgoing.clone())).await {
                 Err(error)
                     if self.mode == ProtocolMode::Auto && legacy::is_handshake_refusal(&error) =>
                 {
@@ -173,7 +175,7 @@ impl HttpInner {
         if self.mode == ProtocolMode::Auto {
             let known = *lock(&self.verdict);
             match era_of_reply(&outgoing.request, &reply, known) {
-                Some(Era::Legacy) => match legacy::send(&self, outgoing.clone()).await {
+                Some(Era::Legacy) => match Box::pin(legacy::send(&self, outgoing.clone())).await {
                     // Not a legacy server either: the modern reply stands.
                     Err(error) if legacy::is_handshake_refusal(&error) => {
                         tracing::debug!(%error, "initialize was refused too");
