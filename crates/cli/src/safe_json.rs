@@ -117,7 +117,7 @@ pub struct SafeJsonStderr;
 impl Write for SafeJsonStderr {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         // Printable ASCII and the line's end: as `json_escaped` leaves them.
-        if bytes.iter().all(|b| matches!(b, b' '..=b'~' | b'\n')) {
+        if safe_text::all_bytes(bytes, |b| matches!(b, b' '..=b'~' | b'\n')) {
             io::stderr().lock().write_all(bytes)?;
             return Ok(bytes.len());
         }
