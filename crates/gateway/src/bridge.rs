@@ -170,7 +170,6 @@ impl<T: Send + 'static> Drop for UpstreamCall<T> {
     }
 }
 
-/// The next progress notification, when the client asked for progress.
 /// Tells the client of the upstream's progress. Boxed: in place, its
 /// future (over 1 KB) would be carried by every forwarded call's, which is
 /// moved into a box per call, progress or not.
@@ -178,6 +177,7 @@ async fn forward_progress(cx: &RequestContext, p: ProgressNotificationParams) {
     Box::pin(cx.progress(p.progress, p.total, p.message.as_deref())).await;
 }
 
+/// The next progress notification, when the client asked for progress.
 async fn next_progress(
     progress: &mut Option<mpsc::UnboundedReceiver<ProgressNotificationParams>>,
 ) -> Option<ProgressNotificationParams> {
