@@ -1,4 +1,4 @@
-//! The timestamp of a text log line, written as tracing-subscriber's
+//! The timestamp of a log line (text or JSON), written as tracing-subscriber's
 //! `SystemTime` timer writes it (`2026-12-07T14:05:09.123456Z`, UTC, to the
 //! microsecond) in fewer steps.
 //!
@@ -131,7 +131,7 @@ mod tests {
     }
 
     #[test]
-    fn outside_1970_to_9999_the_library_timer_writes() {
+    fn outside_1970_to_9999_there_is_no_stamp_of_ours() {
         assert_eq!(utc_micros(UNIX_EPOCH - Duration::from_secs(1)), None);
         assert_eq!(
             utc_micros(UNIX_EPOCH + Duration::from_secs(253_402_300_800)),

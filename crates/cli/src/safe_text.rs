@@ -105,7 +105,7 @@ fn escape(s: &str, keep: Keep, styles: bool) -> Cow<'_, str> {
     let clean = if s.is_ascii() {
         match keep {
             Keep::Lines => is_plain_text(s.as_bytes()),
-            Keep::Nothing => s.bytes().all(|b| matches!(b, b' '..=b'~')),
+            Keep::Nothing => all_bytes(s.as_bytes(), |b| matches!(b, b' '..=b'~')),
         }
     } else {
         s.chars().all(plain)

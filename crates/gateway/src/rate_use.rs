@@ -387,6 +387,11 @@ mod tests {
         let principals: Vec<&str> = uses.iter().map(|u| u.principal.as_str()).collect();
         assert_eq!(principals[..3], ["newcomer", "p00000", "p00002"]);
         assert_eq!(uses[1].used, 2);
-        assert_eq!(store.meters().by_use.len(), MAX_METERED_KEYS);
+        // The order of use names each bucket exactly once, at its last use.
+        let meters = store.meters();
+        assert_eq!(meters.by_use.len(), MAX_METERED_KEYS);
+        for (last_use, key) in &meters.by_use {
+            assert_eq!(meters.by_key[key].last_use, *last_use, "{key:?}");
+        }
     }
 }
