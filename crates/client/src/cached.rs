@@ -36,6 +36,10 @@ impl Client {
         };
         match self.request(method, &params, options, &[]).await {
             Ok(result) => {
+                // Cached results are kept (and served) as trees.
+                let result = result
+                    .into_object()
+                    .map_err(|e| Error::InvalidReply(e.to_string()))?;
                 if ResultType::of(&result).ok() == Some(ResultType::Complete) {
                     self.store(slot, &result);
                 }

@@ -6,11 +6,10 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 use tokio::time::{Instant, sleep_until};
 use toolwire_protocol::{
     ClientCapabilities, CreateTaskResult, DiscoverResult, JsonObject, Message, Request, RequestId,
-    ResultType, TASKS_EXTENSION, code, revision_text,
+    ResultBody, ResultType, TASKS_EXTENSION, code, revision_text,
 };
 
 use crate::cache::{Cache, CacheHints, Freshness};
@@ -227,7 +226,7 @@ impl Client {
         params: &JsonObject,
         options: &RequestOptions,
         param_headers: &[(String, String)],
-    ) -> Result<JsonObject, Error> {
+    ) -> Result<ResultBody, Error> {
         let version = self.request_version();
         let first = self
             .request_once(method, params, options, param_headers, &version)
@@ -249,7 +248,7 @@ impl Client {
         options: &RequestOptions,
         param_headers: &[(String, String)],
         version: &str,
-    ) -> Result<JsonObject, Error> {
+    ) -> Result<ResultBody, Error> {
         let id = next_id();
         if toolwire_telemetry::enabled() {
             let kind = self.inner.transport.kind();
@@ -271,7 +270,7 @@ impl Client {
         options: &RequestOptions,
         param_headers: &[(String, String)],
         version: &str,
-    ) -> Result<JsonObject, Error> {
+    ) -> Result<ResultBody, Error> {
         let policy = self.inner.timeouts.for_request(options);
         let started = Instant::now();
         // Held until the response: the server may ask for input meanwhile.
@@ -307,7 +306,7 @@ impl Client {
         options: &RequestOptions,
         policy: TimeoutPolicy,
         started: Instant,
-    ) -> Result<JsonObject, Error> {
+    ) -> Result<ResultBody, Error> {
         let transport = Arc::clone(&self.inner.transport);
         let mut sending: BoxFuture<'static, Result<Exchange, TransportError>> =
             Box::pin(async move { transport.send(outgoing).await });
@@ -351,8 +350,7 @@ impl Client {
             let Ok(Some(result)) = tokio::time::timeout(LATE_TASK_WAIT, response).await else {
                 return;
             };
-            let Ok(created) = serde_json::from_value::<CreateTaskResult>(Value::Object(result))
-            else {
+            let Ok(created) = result.into_parsed::<CreateTaskResult>() else {
                 return;
             };
             let task = client.task(created.task.task_id);
@@ -451,8 +449,8 @@ impl Client {
         params: &JsonObject,
         options: &RequestOptions,
         param_headers: &[(String, String)],
-        first: Option<JsonObject>,
-    ) -> Result<(JsonObject, usize), Error> {
+        first: Option<ResultBody>,
+    ) -> Result<Rounds, Error> {
         if let Some(span) = telemetry::rounds_span(&origin.method, &origin.target) {
             let rounds = self.run_rounds_untraced(origin, params, options, param_headers, first);
             return Box::pin(rounds.instrument(span)).await;
@@ -467,8 +465,8 @@ impl Client {
         params: &JsonObject,
         options: &RequestOptions,
         param_headers: &[(String, String)],
-        first: Option<JsonObject>,
-    ) -> Result<(JsonObject, usize), Error> {
+        first: Option<ResultBody>,
+    ) -> Result<Rounds, Error> {
         let method = origin.method.as_str();
         let mut result = match first {
             Some(result) => result,
@@ -476,8 +474,14 @@ impl Client {
         };
         let mut round = 0;
         loop {
-            match result_type(&result)? {
-                ResultType::Complete => return Ok((result, round + 1)),
+            let result_type = kind_of(&result)?;
+            let done = |result| Rounds {
+                result,
+                result_type,
+                rounds: round + 1,
+            };
+            match result_type {
+                ResultType::Complete => return Ok(done(result)),
                 ResultType::InputRequired if round == self.inner.max_rounds => {
                     return Err(Error::TooManyRounds(self.inner.max_rounds));
                 }
@@ -491,7 +495,7 @@ impl Client {
                             .as_ref()
                             .is_some_and(|c| c.declares_extension(TASKS_EXTENSION)) =>
                 {
-                    return Ok((result, round + 1));
+                    return Ok(done(result));
                 }
                 ResultType::Task => {
                     return Err(Error::InvalidReply(
@@ -553,7 +557,7 @@ async fn await_response(
     options: &RequestOptions,
     policy: TimeoutPolicy,
     started: Instant,
-) -> Result<JsonObject, Error> {
+) -> Result<ResultBody, Error> {
     let hard = started + policy.max_timeout;
     let mut deadline = hard.min(Instant::now() + policy.timeout);
     loop {
@@ -596,14 +600,39 @@ pub(crate) fn result_type(result: &JsonObject) -> Result<ResultType, Error> {
     ResultType::of(result).map_err(|e| Error::InvalidReply(format!("bad resultType: {e}")))
 }
 
+/// `resultType` of a result as received.
+pub(crate) fn kind_of(result: &ResultBody) -> Result<ResultType, Error> {
+    result
+        .result_type()
+        .map_err(|e| Error::InvalidReply(format!("bad resultType: {e}")))
+}
+
 /// Parses a complete result as `T`.
-pub(crate) fn parse<T: DeserializeOwned>(result: JsonObject) -> Result<T, Error> {
-    if result_type(&result)? != ResultType::Complete {
+pub(crate) fn parse<T: DeserializeOwned>(result: impl Into<ResultBody>) -> Result<T, Error> {
+    let result = result.into();
+    if kind_of(&result)? != ResultType::Complete {
         return Err(Error::InvalidReply(
             "input_required is not allowed for this request".into(),
         ));
     }
-    serde_json::from_value(Value::Object(result)).map_err(|e| Error::InvalidReply(e.to_string()))
+    parse_complete(result)
+}
+
+/// Parses a result already known to be complete as `T`.
+pub(crate) fn parse_complete<T: DeserializeOwned>(result: ResultBody) -> Result<T, Error> {
+    result
+        .into_parsed()
+        .map_err(|e| Error::InvalidReply(e.to_string()))
+}
+
+/// What [`Client::run_rounds`] ends with: a complete result (or a task's,
+/// when the request allowed one) and how many requests it took.
+#[derive(Debug)]
+pub(crate) struct Rounds {
+    pub(crate) result: ResultBody,
+    /// `complete` or `task`.
+    pub(crate) result_type: ResultType,
+    pub(crate) rounds: usize,
 }
 
 pub(crate) fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {

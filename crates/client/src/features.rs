@@ -56,9 +56,12 @@ impl Client {
             });
         }
         let origin = self.origin("resources/read", uri);
-        let (result, _) = self
-            .run_rounds(&origin, &params, options, &[], Some(first))
-            .await?;
+        let result = self
+            .run_rounds(&origin, &params, options, &[], Some(first.into()))
+            .await?
+            .result
+            .into_object()
+            .map_err(|e| Error::InvalidReply(e.to_string()))?;
         Ok(Fetched {
             hints: CacheHints::of(&result),
             value: parse(result)?,
@@ -90,10 +93,10 @@ impl Client {
             params.insert("arguments".into(), arguments);
         }
         let origin = self.origin("prompts/get", name);
-        let (result, _) = self
+        let rounds = self
             .run_rounds(&origin, &params, options, &[], None)
             .await?;
-        parse(result)
+        parse(rounds.result)
     }
 
     /// Asks for completions of a prompt or resource-template argument.

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 use toolwire_protocol::{
     ElicitRequestParams, ErrorObject, ErrorResponse, InputRequest, InputRequiredResult,
-    InputResponses, JsonObject, Message, Request, RequestId, ResultResponse,
+    InputResponses, JsonObject, Message, Request, RequestId, ResultBody, ResultResponse,
 };
 
 use crate::error::Error;
@@ -49,8 +49,9 @@ pub(crate) fn retry_params(
 }
 
 /// Parses an `input_required` result.
-pub(crate) fn parse_input_required(result: JsonObject) -> Result<InputRequiredResult, Error> {
-    serde_json::from_value(Value::Object(result))
+pub(crate) fn parse_input_required(result: ResultBody) -> Result<InputRequiredResult, Error> {
+    result
+        .into_parsed()
         .map_err(|e| Error::InvalidReply(format!("malformed input_required result: {e}")))
 }
 
@@ -292,10 +293,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_request_without_a_handler_is_an_input_error() {
-        let asked = parse_input_required(object(json!({
-            "resultType": "input_required",
-            "inputRequests": {"r": {"method": "roots/list"}}
-        })))
+        let asked = parse_input_required(
+            object(json!({
+                "resultType": "input_required",
+                "inputRequests": {"r": {"method": "roots/list"}}
+            }))
+            .into(),
+        )
         .unwrap();
         let origin = Origin {
             server: "s".into(),

@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio::time::{Instant, sleep_until};
 use toolwire_protocol::{
     CallToolResult, ClientCapabilities, DetailedTask, GetTaskResult, InputRequiredResult,
-    JsonObject, METHOD_TASKS_CANCEL, METHOD_TASKS_GET, METHOD_TASKS_UPDATE, ResultType,
+    JsonObject, METHOD_TASKS_CANCEL, METHOD_TASKS_GET, METHOD_TASKS_UPDATE, ResultBody,
     TASKS_EXTENSION, TaskStatus,
 };
 
@@ -341,7 +341,7 @@ impl TaskHandle {
         method: &str,
         mut params: JsonObject,
         options: &RequestOptions,
-    ) -> Result<JsonObject, Error> {
+    ) -> Result<ResultBody, Error> {
         params.insert("taskId".into(), Value::String(self.id.clone()));
         let options = self.client.with_tasks(options);
         self.client.request(method, &params, &options, &[]).await
@@ -357,15 +357,17 @@ fn poll_interval(task: &DetailedTask) -> Duration {
         .clamp(MIN_POLL, MAX_POLL)
 }
 
-/// The task a `tools/call` answered with, if it did.
-pub(crate) fn task_id_of(result: &JsonObject) -> Result<Option<String>, Error> {
-    if ResultType::of(result).ok() != Some(ResultType::Task) {
-        return Ok(None);
+/// The task a `tools/call` answered with (a result of type `task`).
+pub(crate) fn task_id_of(result: &ResultBody) -> Result<String, Error> {
+    #[derive(serde::Deserialize)]
+    struct TaskAnswer {
+        #[serde(rename = "taskId")]
+        task_id: Option<String>,
     }
-    match result.get("taskId").and_then(Value::as_str) {
-        Some(id) => Ok(Some(id.to_owned())),
-        None => Err(Error::InvalidReply(
-            "a task answer (resultType \"task\") without a taskId".into(),
-        )),
-    }
+    let answer: TaskAnswer = result
+        .parse()
+        .map_err(|e| Error::InvalidReply(format!("a task answer: {e}")))?;
+    answer.task_id.ok_or_else(|| {
+        Error::InvalidReply("a task answer (resultType \"task\") without a taskId".into())
+    })
 }

@@ -7,7 +7,7 @@
 use std::future::Future;
 
 use serde_json::Value;
-use toolwire_protocol::{ErrorObject, JsonObject, Request, RequestId};
+use toolwire_protocol::{ErrorObject, JsonObject, Request, RequestId, ResultBody};
 use toolwire_telemetry::{Network, Operation, Outcome, Side, Started, TraceHeaders};
 use tracing::Instrument;
 
@@ -35,8 +35,8 @@ pub(crate) fn start(
 /// Runs `request` inside `started`'s span and records how it ended.
 pub(crate) async fn traced(
     started: Started,
-    request: impl Future<Output = Result<JsonObject, Error>>,
-) -> Result<JsonObject, Error> {
+    request: impl Future<Output = Result<ResultBody, Error>>,
+) -> Result<ResultBody, Error> {
     let done = request.instrument(started.span().clone()).await;
     started.finish(outcome(&done));
     done
@@ -106,11 +106,15 @@ struct TraceMeta {
     tracestate: Option<String>,
 }
 
-fn outcome(done: &Result<JsonObject, Error>) -> Outcome {
+fn outcome(done: &Result<ResultBody, Error>) -> Outcome {
+    #[derive(serde::Deserialize)]
+    struct IsError {
+        #[serde(rename = "isError")]
+        is_error: Option<bool>,
+    }
+    let is_error = |result: &ResultBody| result.parse::<IsError>().ok()?.is_error;
     match done {
-        Ok(result) if result.get("isError").and_then(Value::as_bool) == Some(true) => {
-            Outcome::ToolError
-        }
+        Ok(result) if is_error(result) == Some(true) => Outcome::ToolError,
         Ok(_) => Outcome::Ok,
         Err(Error::Protocol { code, .. }) => Outcome::RpcError(*code),
         Err(Error::Timeout(_)) => Outcome::Failed("timeout"),

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::time::Instant;
-use toolwire_protocol::{CallToolResult, JsonObject, ListToolsResult, Tool, code};
+use toolwire_protocol::{CallToolResult, JsonObject, ListToolsResult, ResultType, Tool, code};
 use toolwire_schema::HeaderParam;
 
 use crate::arguments::to_arguments;
 use crate::cache::{CacheHints, Freshness};
-use crate::client::{Client, parse, read, write};
+use crate::client::{Client, parse, parse_complete, read, write};
 use crate::digest::sha256_hex;
 use crate::error::Error;
 use crate::headers::{param_headers, tool_header_params};
@@ -345,7 +345,7 @@ impl Client {
         };
         let origin = self.origin("tools/call", name);
         let mut attempt = 0;
-        let (result, used) = loop {
+        let answer = loop {
             attempt += 1;
             let headers = self.headers_for(name, &entry, arguments);
             match self
@@ -360,10 +360,10 @@ impl Client {
                 other => break other?,
             }
         };
-        *rounds = used;
-        let result: CallToolResult = match task_id_of(&result)? {
-            None => parse(result)?,
-            Some(id) => {
+        *rounds = answer.rounds;
+        let result: CallToolResult = match answer.result_type {
+            ResultType::Task => {
+                let id = task_id_of(&answer.result)?;
                 let task = TaskHandle::for_tool(self, id, name);
                 match mode {
                     TaskMode::Start => return Ok(ToolCallStart::Task(task)),
@@ -371,6 +371,9 @@ impl Client {
                     TaskMode::Transparent => Box::pin(task.wait_inner(&options, true)).await?,
                 }
             }
+            // `run_rounds` ends only with a complete result or a task: read
+            // the result's text straight into its type.
+            _ => parse_complete(answer.result)?,
         };
         if result.is_error() {
             return Err(Error::ToolExecution {

@@ -201,6 +201,62 @@ async fn an_unknown_result_type_is_an_invalid_reply() {
     );
 }
 
+/// A reply to `request` whose result is `result_text` as written.
+fn reply_text(request: &Request, result_text: &str) -> Message {
+    let id = serde_json::to_string(&request.id).unwrap();
+    let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result_text}}}"#);
+    Message::from_slice(text.as_bytes()).unwrap()
+}
+
+/// A client whose `tools/call` of `echo` is answered with `result_text`.
+fn client_answering_calls_with(result_text: &'static str) -> Client {
+    let (transport, _) = fake_stdio(Arc::new(move |request: &Request| {
+        match request.method.as_str() {
+            "tools/list" => vec![tools_page(request)],
+            _ => vec![reply_text(request, result_text)],
+        }
+    }));
+    Client::builder(transport).build()
+}
+
+#[tokio::test]
+async fn a_call_result_is_read_whatever_the_order_of_its_members() {
+    for text in [
+        r#"{"resultType":"complete","content":[{"type":"text","text":"first"}]}"#,
+        r#"{"content":[{"type":"text","text":"last"}],"resultType":"complete"}"#,
+        r#"{ "content" : [ {"text":"none","type":"text"} ] }"#,
+    ] {
+        let client = client_answering_calls_with(text);
+        let result = client.call_tool("echo", json!({})).await.unwrap();
+        let expected: toolwire_protocol::CallToolResult = serde_json::from_str(text).unwrap();
+        assert_eq!(result, expected, "{text}");
+    }
+}
+
+#[tokio::test]
+async fn a_call_result_with_two_result_types_is_an_invalid_reply() {
+    let client = client_answering_calls_with(
+        r#"{"resultType":"complete","content":[],"resultType":"input_required"}"#,
+    );
+    let err = client.call_tool("echo", json!({})).await.unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidReply(ref m) if m.contains("duplicate field `resultType`")),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_number_out_of_range_in_a_result_is_an_invalid_reply() {
+    let client = client_answering_calls_with(
+        r#"{"resultType":"complete","content":[],"structuredContent":{"n":1e400}}"#,
+    );
+    let err = client.call_tool("echo", json!({})).await.unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidReply(ref m) if m.contains("number out of range")),
+        "{err:?}"
+    );
+}
+
 #[tokio::test]
 async fn http_posts_carry_the_standard_headers() {
     let (url, received) = fake_http(Arc::new(|request: &Request| {

@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 use crate::JsonObject;
 use crate::error::ErrorObject;
 use crate::params::{MaybeObject, Params};
+use crate::result_body::ResultBody;
 
 /// The only JSON-RPC version MCP speaks.
 pub const JSONRPC_VERSION: &str = "2.0";
@@ -170,17 +171,18 @@ pub struct ResultResponse {
     pub jsonrpc: JsonRpcVersion,
     /// The id of the request this answers.
     pub id: RequestId,
-    /// The result object (it carries `resultType`).
-    pub result: JsonObject,
+    /// The result object (it carries `resultType`); kept as its text when
+    /// the response was read from bytes.
+    pub result: ResultBody,
 }
 
 impl ResultResponse {
     /// A result response for `id`.
-    pub fn new(id: RequestId, result: JsonObject) -> Self {
+    pub fn new(id: RequestId, result: impl Into<ResultBody>) -> Self {
         ResultResponse {
             jsonrpc: JsonRpcVersion,
             id,
-            result,
+            result: result.into(),
         }
     }
 }
@@ -282,8 +284,9 @@ struct RawMessage<'a> {
     /// demand.
     #[serde(default, deserialize_with = "present_params")]
     params: Option<MaybeObject>,
-    #[serde(default, deserialize_with = "crate::present")]
-    result: Option<Value>,
+    /// Kept as text: a client reads it straight into the type it expects.
+    #[serde(default, borrow, deserialize_with = "present_text")]
+    result: Option<&'a RawValue>,
     #[serde(default, deserialize_with = "crate::present")]
     error: Option<Value>,
 }
@@ -382,7 +385,7 @@ impl RawMessage<'_> {
             }
             (None, Some(result), None) => {
                 let id = id.ok_or_else(|| invalid(None, "a result response must have an id"))?;
-                let Value::Object(result) = result else {
+                let Some(result) = ResultBody::from_object_text(result.to_owned()) else {
                     return Err(invalid(Some(id), "result must be an object"));
                 };
                 Ok(Message::Result(ResultResponse::new(id, result)))

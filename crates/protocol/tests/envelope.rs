@@ -90,9 +90,12 @@ fn result_response() {
         panic!("not a result")
     };
     assert_eq!(r.id, RequestId::Number(1));
-    assert_eq!(ResultType::of(&r.result).unwrap(), ResultType::Complete);
-    let typed: CallToolResult = serde_json::from_value(Value::Object(r.result)).unwrap();
+    assert_eq!(r.result.result_type().unwrap(), ResultType::Complete);
+    let typed: CallToolResult = r.result.parse().unwrap();
     assert!(typed.content.is_empty());
+    let tree = r.result.into_object().unwrap();
+    assert_eq!(ResultType::of(&tree).unwrap(), ResultType::Complete);
+    assert_eq!(tree["content"], Value::Array(vec![]));
 }
 
 #[test]

@@ -544,7 +544,10 @@ fn check(rel: &str, kind: &Kind, value: &Value) -> Result<(), String> {
             other => Err(format!("expected a {method} notification, got {other:?}")),
         },
         Kind::Response(result) => match check_message(value)? {
-            Message::Result(r) => check_typed(rel, *result, &Value::Object(r.result)),
+            Message::Result(r) => {
+                let tree = r.result.into_object().map_err(|e| e.to_string())?;
+                check_typed(rel, *result, &Value::Object(tree))
+            }
             other => Err(format!("expected a result response, got {other:?}")),
         },
         Kind::ErrorResponse(code, data) => match check_message(value)? {

@@ -100,7 +100,14 @@ pub(crate) async fn traced<T>(
 pub(crate) fn message_outcome(message: &Message) -> Outcome {
     match message {
         Message::Error(error) => Outcome::RpcError(error.error.code),
-        Message::Result(result) if is_error(result.result.get("isError")) => Outcome::ToolError,
+        Message::Result(result)
+            if result
+                .result
+                .to_object()
+                .is_ok_and(|result| is_error(result.get("isError"))) =>
+        {
+            Outcome::ToolError
+        }
         _ => Outcome::Ok,
     }
 }

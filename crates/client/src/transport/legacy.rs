@@ -190,7 +190,13 @@ pub(crate) fn is_modern_error_body(body: &str) -> bool {
 /// discover result or a modern error, legacy for anything else.
 pub(crate) fn probe_verdict(reply: &Message) -> Era {
     match reply {
-        Message::Result(r) if r.result.contains_key("supportedVersions") => Era::Modern,
+        Message::Result(r)
+            if r.result
+                .to_object()
+                .is_ok_and(|result| result.contains_key("supportedVersions")) =>
+        {
+            Era::Modern
+        }
         Message::Error(e) if is_modern_error(e.error.code) => Era::Modern,
         _ => Era::Legacy,
     }
@@ -258,7 +264,8 @@ pub(crate) fn accept_initialize(reply: Message) -> Result<InitializeResult, Tran
             )));
         }
     };
-    let init: InitializeResult = serde_json::from_value(Value::Object(result))
+    let init: InitializeResult = result
+        .into_parsed()
         .map_err(|e| TransportError::Handshake(format!("malformed initialize result: {e}")))?;
     if !LEGACY_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
         return Err(TransportError::Handshake(format!(

@@ -770,7 +770,9 @@ pub async fn call(transport: &HttpTransport, method: &str) -> Result<Value, Tran
     let request = Request::new(1, method, params.as_object().cloned());
     let mut exchange = transport.send(OutgoingRequest::new(request)).await?;
     match exchange.next().await {
-        Some(Ok(Message::Result(r))) => Ok(Value::Object(r.result)),
+        Some(Ok(Message::Result(r))) => Ok(Value::Object(
+            r.result.into_object().expect("a result tree"),
+        )),
         other => panic!("unexpected reply: {other:?}"),
     }
 }

@@ -162,7 +162,12 @@ impl PeerRequests {
     /// when nothing awaits that id.
     pub(crate) fn answer(&self, message: Message) -> bool {
         let (id, answer) = match message {
-            Message::Result(response) => (response.id, Ok(response.result)),
+            Message::Result(response) => {
+                let answer = response.result.into_object().map_err(|e| {
+                    ErrorObject::parse_error(format!("the client's result cannot be read: {e}"))
+                });
+                (response.id, answer)
+            }
             Message::Error(response) => match response.id {
                 Some(id) => (id, Err(response.error)),
                 None => return false,

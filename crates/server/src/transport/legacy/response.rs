@@ -78,7 +78,10 @@ impl LegacyResponse {
 pub(crate) fn to_legacy(message: Message) -> Message {
     match message {
         Message::Result(mut response) => {
-            strip_modern_fields(&mut response.result);
+            // A result the server built is a tree already.
+            if let Ok(result) = response.result.object_mut() {
+                strip_modern_fields(result);
+            }
             Message::Result(response)
         }
         other => other,

@@ -403,7 +403,7 @@ fn input_required(reply: &Message) -> Option<Asked> {
     let Message::Result(response) = reply else {
         return None;
     };
-    let result = &response.result;
+    let result = response.result.to_object().ok()?;
     if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
         return None;
     }
