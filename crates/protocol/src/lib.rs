@@ -43,6 +43,7 @@ pub mod request_meta;
 pub mod resources;
 pub mod result;
 mod result_body;
+mod result_type;
 pub mod roots;
 pub mod sampling;
 pub mod subscriptions;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::JsonObject;
-use crate::result::ResultType;
+use crate::result_type::ResultType;
 
 /// The result object of a [`ResultResponse`](crate::ResultResponse).
 ///
