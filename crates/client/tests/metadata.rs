@@ -221,40 +221,49 @@ fn client_answering_calls_with(result_text: &'static str) -> Client {
 
 #[tokio::test]
 async fn a_call_result_is_read_whatever_the_order_of_its_members() {
-    for text in [
-        r#"{"resultType":"complete","content":[{"type":"text","text":"first"}]}"#,
-        r#"{"content":[{"type":"text","text":"last"}],"resultType":"complete"}"#,
-        r#"{ "content" : [ {"text":"none","type":"text"} ] }"#,
+    use toolwire_protocol::CallToolResult;
+    for (text, expected) in [
+        (
+            r#"{"resultType":"complete","content":[{"type":"text","text":"first"}]}"#,
+            CallToolResult::text("first"),
+        ),
+        (
+            r#"{"content":[{"type":"text","text":"last"}],"resultType":"complete"}"#,
+            CallToolResult::text("last"),
+        ),
+        (
+            r#"{ "content" : [ {"text":"none","type":"text"} ], "isError" : false }"#,
+            CallToolResult {
+                is_error: Some(false),
+                ..CallToolResult::text("none")
+            },
+        ),
     ] {
         let client = client_answering_calls_with(text);
         let result = client.call_tool("echo", json!({})).await.unwrap();
-        let expected: toolwire_protocol::CallToolResult = serde_json::from_str(text).unwrap();
         assert_eq!(result, expected, "{text}");
     }
 }
 
 #[tokio::test]
-async fn a_call_result_with_two_result_types_is_an_invalid_reply() {
-    let client = client_answering_calls_with(
-        r#"{"resultType":"complete","content":[],"resultType":"input_required"}"#,
-    );
-    let err = client.call_tool("echo", json!({})).await.unwrap_err();
-    assert!(
-        matches!(err, Error::InvalidReply(ref m) if m.contains("duplicate field `resultType`")),
-        "{err:?}"
-    );
-}
-
-#[tokio::test]
-async fn a_number_out_of_range_in_a_result_is_an_invalid_reply() {
-    let client = client_answering_calls_with(
-        r#"{"resultType":"complete","content":[],"structuredContent":{"n":1e400}}"#,
-    );
-    let err = client.call_tool("echo", json!({})).await.unwrap_err();
-    assert!(
-        matches!(err, Error::InvalidReply(ref m) if m.contains("number out of range")),
-        "{err:?}"
-    );
+async fn a_call_result_that_cannot_be_read_is_an_invalid_reply_saying_why() {
+    for (text, why) in [
+        (
+            r#"{"resultType":"complete","content":[],"resultType":"input_required"}"#,
+            "duplicate field `resultType` at line 1 column 50",
+        ),
+        (
+            r#"{"resultType":"complete","content":[],"structuredContent":{"n":1e400}}"#,
+            "number out of range at line 1 column 68",
+        ),
+    ] {
+        let client = client_answering_calls_with(text);
+        let err = client.call_tool("echo", json!({})).await.unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidReply(ref m) if m == why),
+            "{text}: {err:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -243,23 +243,44 @@ mod tests {
     use super::*;
     use toolwire_protocol::{ErrorResponse, ResultResponse};
 
+    /// Requests, an outbox whose messages `sent` receives, and a token.
+    fn peers() -> (
+        PeerRequests,
+        Outbox,
+        tokio::sync::mpsc::Receiver<Message>,
+        CancellationToken,
+    ) {
+        let (sender, sent) = tokio::sync::mpsc::channel(8);
+        let peers = PeerRequests::default();
+        (peers, Outbox::new(sender), sent, CancellationToken::new())
+    }
+
+    /// The request `roots/list` sent through `outbox`, answered within `timeout`.
+    async fn ask_roots(
+        peers: &PeerRequests,
+        outbox: &Outbox,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<JsonObject, PeerError> {
+        peers
+            .request(Some(outbox), "roots/list", None, timeout, cancel)
+            .await
+    }
+
+    /// The next request `sent` received.
+    async fn next_request(sent: &mut tokio::sync::mpsc::Receiver<Message>) -> Request {
+        let Some(Message::Request(request)) = sent.recv().await else {
+            panic!("a request first");
+        };
+        request
+    }
+
     #[tokio::test]
     async fn answers_are_matched_by_id_and_a_timeout_withdraws_the_request() {
-        let peers = PeerRequests::default();
-        let (sender, mut sent) = tokio::sync::mpsc::channel(8);
-        let outbox = Outbox::new(sender);
-        let cancel = CancellationToken::new();
-        let asking = peers.request(
-            Some(&outbox),
-            "roots/list",
-            None,
-            Duration::from_secs(5),
-            &cancel,
-        );
+        let (peers, outbox, mut sent, cancel) = peers();
+        let asking = ask_roots(&peers, &outbox, Duration::from_secs(5), &cancel);
         let answering = async {
-            let Some(Message::Request(request)) = sent.recv().await else {
-                panic!("a request first");
-            };
+            let request = next_request(&mut sent).await;
             assert_eq!(request.method, "roots/list");
             assert!(!peers.answer(Message::Result(ResultResponse::new(
                 RequestId::Number(99),
@@ -273,30 +294,16 @@ mod tests {
         assert_eq!(Value::Object(answer.unwrap()), json!({"roots": []}));
         assert_eq!(peers.waiting(), 0);
 
-        let refused = peers.request(
-            Some(&outbox),
-            "roots/list",
-            None,
-            Duration::from_secs(5),
-            &cancel,
-        );
+        let refused = ask_roots(&peers, &outbox, Duration::from_secs(5), &cancel);
         let refusing = async {
-            let Some(Message::Request(request)) = sent.recv().await else {
-                panic!("a request");
-            };
+            let request = next_request(&mut sent).await;
             let error = ErrorObject::method_not_found("roots/list");
             assert!(peers.answer(Message::Error(ErrorResponse::new(Some(request.id), error))));
         };
         let (outcome, ()) = tokio::join!(refused, refusing);
         assert!(matches!(outcome, Err(PeerError::Refused(e)) if e.code == -32601));
 
-        let silent = peers.request(
-            Some(&outbox),
-            "roots/list",
-            None,
-            Duration::from_millis(20),
-            &cancel,
-        );
+        let silent = ask_roots(&peers, &outbox, Duration::from_millis(20), &cancel);
         assert_eq!(
             silent.await,
             Err(PeerError::TimedOut(Duration::from_millis(20)))
@@ -313,5 +320,30 @@ mod tests {
                 .await,
             Err(PeerError::Unreachable)
         );
+    }
+
+    #[tokio::test]
+    async fn an_answer_no_tree_can_hold_is_a_parse_error_and_the_peer_keeps_serving() {
+        let (peers, outbox, mut sent, cancel) = peers();
+        for (answer, expected) in [
+            (
+                r#"{"roots":[],"n":1e400}"#,
+                Err(PeerError::Refused(ErrorObject::parse_error(
+                    "the client's result cannot be read: number out of range at line 1 column 21",
+                ))),
+            ),
+            (r#"{"roots":[]}"#, Ok(json!({"roots": []}))),
+        ] {
+            let asking = ask_roots(&peers, &outbox, Duration::from_secs(5), &cancel);
+            let answering = async {
+                let request = next_request(&mut sent).await;
+                let id = serde_json::to_string(&request.id).unwrap();
+                let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{answer}}}"#);
+                assert!(peers.answer(Message::from_slice(text.as_bytes()).unwrap()));
+            };
+            let (outcome, ()) = tokio::join!(asking, answering);
+            assert_eq!(outcome.map(Value::Object), expected, "{answer}");
+            assert_eq!(peers.waiting(), 0);
+        }
     }
 }
