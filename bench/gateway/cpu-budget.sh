@@ -16,6 +16,11 @@
 #
 #   bench/gateway/cpu-budget.sh TOOLWIRE_BIN [CONNECTIONS] [DURATION] [ROUNDS]
 #
+# KINDS picks the rows (default "direct hyper gateway").
+# GATEWAY_ENV (e.g. "env RUST_LOG=warn") is put before the gateway's command,
+# and its standard error goes to GATEWAY_STDERR (default /dev/null; a file
+# shows what writing its log lines costs).
+#
 # Needs the bench binaries (bench/run.sh builds them; CARGO_TARGET_DIR is
 # honoured) and ports 19101 and 19102 free on 127.0.0.1.
 set -euo pipefail
@@ -31,7 +36,9 @@ start_front() { # kind -> pid on stdout, nothing for direct
     case $1 in
         direct) ;;
         hyper) "$bin/hyper-proxy" 19102 19101 >/dev/null 2>&1 & echo $! ;;
-        gateway) "$toolwire" gateway --config "$config" >/dev/null 2>&1 & echo $! ;;
+        # shellcheck disable=SC2086 # GATEWAY_ENV is words
+        gateway) ${GATEWAY_ENV:-} "$toolwire" gateway --config "$config" \
+            >/dev/null 2>>"${GATEWAY_STDERR:-/dev/null}" & echo $! ;;
     esac
 }
 run() { # kind
@@ -59,5 +66,5 @@ run() { # kind
     wait $front $upstream 2>/dev/null || true
 }
 for _ in $(seq 1 "$rounds"); do
-    for kind in direct hyper gateway; do run $kind; done
+    for kind in ${KINDS:-direct hyper gateway}; do run $kind; done
 done

@@ -310,7 +310,9 @@ async fn listen(
                 .await
                 .map_err(|e| bind_failure(addr, e))?;
             let addr = listener.local_addr().map_err(|e| bind_failure(addr, e))?;
-            let mut http = HttpConfig::new().connection_threads(connection_threads);
+            let mut http = HttpConfig::new()
+                .connection_threads(connection_threads)
+                .on_connection_thread_park(crate::log_sink::flush_stderr);
             if let Some(files) = &config.tls {
                 let tls = load_tls(&files.cert, &files.key)?;
                 reload_tls_on_hangup(Arc::clone(&tls))?;

@@ -8,13 +8,15 @@ use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 use crate::LogFormat;
 use crate::log_fields::PlainFields;
+use crate::log_sink;
 use crate::log_time::UtcMicros;
 use crate::safe_json;
 
 /// Sets up logging, and telemetry when `--otel` or the `OTEL_*` variables
 /// ask for it (never under `OTEL_SDK_DISABLED=true`). `RUST_LOG` filters
 /// the log lines; the default shows the server's info lines when serving
-/// and only warnings otherwise. Call it inside the tokio runtime; keep the
+/// and only warnings otherwise; when serving, the lines are written in
+/// batches (`log_sink`). Call it inside the tokio runtime; keep the
 /// returned pipeline until the end (dropping it sends what is buffered).
 pub(crate) fn init(
     serving: bool,
@@ -32,6 +34,9 @@ pub(crate) fn init(
         None
     };
     let spans = telemetry.as_ref().map(|t| t.layer());
+    if serving {
+        log_sink::batch_stderr();
+    }
     let _ = tracing_subscriber::registry()
         .with(log_lines(serving, format))
         .with(spans)
@@ -55,7 +60,7 @@ fn log_lines(serving: bool, format: LogFormat) -> Box<dyn Layer<Registry> + Send
     // show the colour codes as escapes.
     match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
-            .with_writer(safe_json::SafeStderr)
+            .with_writer(safe_json::SafeStderr::default())
             .with_ansi(false)
             .with_timer(UtcMicros)
             .fmt_fields(PlainFields)
@@ -63,7 +68,7 @@ fn log_lines(serving: bool, format: LogFormat) -> Box<dyn Layer<Registry> + Send
             .boxed(),
         LogFormat::Json => tracing_subscriber::fmt::layer()
             .json()
-            .with_writer(safe_json::SafeJsonStderr)
+            .with_writer(safe_json::SafeJsonStderr::default())
             .with_ansi(false)
             .with_timer(UtcMicros)
             .with_filter(filter)

@@ -14,6 +14,7 @@ mod forms;
 mod gateway;
 mod kv;
 mod log_fields;
+mod log_sink;
 mod log_time;
 mod logging;
 mod render;
@@ -159,6 +160,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let serving = matches!(cli.command, Command::Serve(_) | Command::Gateway(_));
     let mut builder = tokio::runtime::Builder::new_multi_thread();
+    // An idle worker writes the log lines gathered while it was busy.
+    builder.on_thread_park(log_sink::flush_stderr);
     if let Some(threads) = cli.worker_threads {
         builder.worker_threads(usize::from(threads));
     }
@@ -189,6 +192,7 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(run(cli.command, threads));
     // Sends the spans still buffered, while the runtime still runs.
     drop(telemetry);
+    log_sink::flush_stderr();
     // Blocking stdin reads may still be parked; do not wait for them.
     runtime.shutdown_background();
     match outcome {

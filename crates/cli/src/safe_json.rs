@@ -13,6 +13,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::ser::{Formatter, PrettyFormatter};
 
+use crate::log_sink;
 use crate::safe_text::{self, is_unsafe};
 
 /// `value` as pretty JSON, every unsafe character escaped (a binary's
@@ -76,21 +77,22 @@ impl Formatter for SafeFormatter {
 
 /// A `tracing` writer for stderr that passes every log line through
 /// `safe_text::text`: a server's stderr lines, error texts and names in
-/// log fields cannot drive the terminal either.
+/// log fields cannot drive the terminal either. A warning or an error is
+/// `urgent` (see `log_sink`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SafeStderr;
+pub struct SafeStderr {
+    urgent: bool,
+}
 
 impl Write for SafeStderr {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         // Nearly every log line is printable ASCII: one pass, no decoding.
         if safe_text::is_plain_text(bytes) {
-            io::stderr().lock().write_all(bytes)?;
+            log_sink::write_stderr(bytes, self.urgent)?;
             return Ok(bytes.len());
         }
         let text = String::from_utf8_lossy(bytes);
-        io::stderr()
-            .lock()
-            .write_all(safe_text::text(&text).as_bytes())?;
+        log_sink::write_stderr(safe_text::text(&text).as_bytes(), self.urgent)?;
         Ok(bytes.len())
     }
 
@@ -103,8 +105,19 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for SafeStderr {
     type Writer = SafeStderr;
 
     fn make_writer(&'a self) -> SafeStderr {
-        SafeStderr
+        SafeStderr::default()
     }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> SafeStderr {
+        SafeStderr {
+            urgent: is_urgent(meta),
+        }
+    }
+}
+
+/// Warnings and errors are written at once, with the lines before them.
+fn is_urgent(meta: &tracing::Metadata<'_>) -> bool {
+    *meta.level() <= tracing::Level::WARN
 }
 
 /// Standard error for JSON log lines (`--log-format json`): each line is
@@ -112,19 +125,20 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for SafeStderr {
 /// as it is (serde_json already escapes C0 controls, and such characters
 /// appear only inside strings) becomes a `\uXXXX` escape, so that the
 /// line is still JSON, and the same JSON.
-pub struct SafeJsonStderr;
+#[derive(Default)]
+pub struct SafeJsonStderr {
+    urgent: bool,
+}
 
 impl Write for SafeJsonStderr {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         // Printable ASCII and the line's end: as `json_escaped` leaves them.
         if safe_text::all_bytes(bytes, |b| matches!(b, b' '..=b'~' | b'\n')) {
-            io::stderr().lock().write_all(bytes)?;
+            log_sink::write_stderr(bytes, self.urgent)?;
             return Ok(bytes.len());
         }
         let text = String::from_utf8_lossy(bytes);
-        io::stderr()
-            .lock()
-            .write_all(json_escaped(&text).as_bytes())?;
+        log_sink::write_stderr(json_escaped(&text).as_bytes(), self.urgent)?;
         Ok(bytes.len())
     }
 
@@ -137,7 +151,13 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for SafeJsonStderr {
     type Writer = SafeJsonStderr;
 
     fn make_writer(&'a self) -> SafeJsonStderr {
-        SafeJsonStderr
+        SafeJsonStderr::default()
+    }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> SafeJsonStderr {
+        SafeJsonStderr {
+            urgent: is_urgent(meta),
+        }
     }
 }
 

@@ -290,8 +290,9 @@ pub async fn run(args: ServeArgs, connection_threads: usize) -> Result<(), Failu
             .await
             .map_err(|e| bind_failure(wanted, e))?;
         let addr = listener.local_addr().map_err(|e| bind_failure(wanted, e))?;
-        let mut config =
-            with_session_limits(HttpConfig::new(), &args).connection_threads(connection_threads);
+        let mut config = with_session_limits(HttpConfig::new(), &args)
+            .connection_threads(connection_threads)
+            .on_connection_thread_park(crate::log_sink::flush_stderr);
         let tls = match (&args.tls_cert, &args.tls_key) {
             (Some(cert), Some(key)) => Some(load_tls(cert, key)?),
             _ => None,

@@ -462,3 +462,15 @@ fn worker_threads_sets_how_many_threads_the_runtime_runs() {
         refused.stderr
     );
 }
+
+/// A serving program gathers its log lines and writes them out when a
+/// thread goes idle: the line of a call shows while the server runs on,
+/// whichever threads served it.
+#[test]
+fn a_calls_log_line_is_written_once_the_server_is_idle() {
+    for args in [&[][..], &["--connection-threads", "1"][..]] {
+        let served = serving_an_echo(args, &[]);
+        let line = served.wait_for_log("event=\"tool_call\"");
+        assert!(line.contains("outcome=\"ok\""), "{args:?}: {line}");
+    }
+}

@@ -25,7 +25,7 @@ use tokio::time::Instant;
 use super::conn::{Routes, log_end};
 use super::h2c::{self, Protocol};
 use super::head_timer::ConnectionTimer;
-use super::threads::ConnectionThreads;
+use super::threads::{ConnectionThreads, ThreadPlan};
 use super::tls::TlsConfig;
 
 /// How the wait for the open connections went, once the server stopped
@@ -52,26 +52,26 @@ impl Connections {
     /// waits for them all, for `drain_timeout` at most. Says how long the
     /// wait took and whether every connection closed within it.
     ///
-    /// With `threads` above zero the connections are served on that many
-    /// [`ConnectionThreads`], else in tasks of the caller's runtime.
+    /// With `threads.count` above zero the connections are served on that
+    /// many [`ConnectionThreads`], else in tasks of the caller's runtime.
     pub async fn serve(
         self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
         drain_timeout: Duration,
-        threads: usize,
+        threads: ThreadPlan,
     ) -> io::Result<Drained> {
         // Each connection holds a receiver: `closing.send` asks them to wind
         // down; `closing.closed()` completes when the last one has gone.
         let (closing, watcher) = watch::channel(false);
-        let mut threads = match threads {
+        let mut threads = match threads.count {
             0 => None,
-            count => {
+            _ => {
                 let connections = self.clone();
                 let serve = move |stream, peer, closing| {
                     connections.clone().serve_one(stream, peer, closing)
                 };
-                Some(ConnectionThreads::start(count, serve)?)
+                Some(ConnectionThreads::start(threads, serve)?)
             }
         };
         let mut shutdown = std::pin::pin!(shutdown);

@@ -10,6 +10,7 @@ use crate::security::auth::AuthConfig;
 use crate::store::rate_limit::{InMemoryRateLimits, RateLimit, RateLimitStore};
 use crate::store::sessions::{InMemorySessionStore, SessionStore};
 
+use super::threads::ThreadPlan;
 use super::tls::TlsConfig;
 
 /// Where [`serve`](super::serve) listens unless told otherwise: loopback only.
@@ -87,7 +88,7 @@ pub struct HttpConfig {
     pub(super) replay_events: usize,
     pub(super) session_store: Arc<dyn SessionStore>,
     pub(super) tls: Option<Arc<TlsConfig>>,
-    pub(super) connection_threads: usize,
+    pub(super) connection_threads: ThreadPlan,
 }
 
 impl Default for HttpConfig {
@@ -110,7 +111,7 @@ impl Default for HttpConfig {
             replay_events: DEFAULT_REPLAY_EVENTS,
             session_store: Arc::new(InMemorySessionStore::new()),
             tls: None,
-            connection_threads: 0,
+            connection_threads: ThreadPlan::default(),
         }
     }
 }
@@ -298,14 +299,33 @@ impl HttpConfig {
     /// assert_eq!(config.get_connection_threads(), threads);
     /// ```
     pub fn connection_threads(mut self, threads: usize) -> Self {
-        self.connection_threads = threads;
+        self.connection_threads.count = threads;
         self
     }
 
     /// How many connection threads serve connections (0: none, the
     /// caller's runtime does).
     pub fn get_connection_threads(&self) -> usize {
-        self.connection_threads
+        self.connection_threads.count
+    }
+
+    /// Runs `hook` on each [connection thread](HttpConfig::connection_threads)
+    /// just before it waits for work (Tokio's `on_thread_park`): the moment
+    /// to write out what the thread gathered while it was busy, such as
+    /// buffered log lines. Give the runtime's own threads the same hook
+    /// with `tokio::runtime::Builder::on_thread_park`.
+    ///
+    /// ```
+    /// use toolwire_server::http::HttpConfig;
+    /// fn write_out_buffered_lines() {}
+    /// let config = HttpConfig::new()
+    ///     .connection_threads(2)
+    ///     .on_connection_thread_park(write_out_buffered_lines);
+    /// assert_eq!(config.get_connection_threads(), 2);
+    /// ```
+    pub fn on_connection_thread_park(mut self, hook: fn()) -> Self {
+        self.connection_threads.on_park = Some(hook);
+        self
     }
 
     /// The idle timeout of legacy sessions.

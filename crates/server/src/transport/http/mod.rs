@@ -109,6 +109,7 @@ use self::conn::Routes;
 use self::endpoint::{Endpoint, handle};
 pub use self::health::{HEALTHZ_PATH, READYZ_PATH, health_routes, health_routes_for};
 pub use self::sessions::SessionTable;
+use self::threads::ThreadPlan;
 pub use self::tls::{TlsConfig, TlsError};
 pub use crate::transport::drain::DEFAULT_DRAIN_TIMEOUT;
 use crate::transport::drain::{CallCounter, DrainStart};
@@ -199,7 +200,7 @@ pub struct HttpServer {
     calls: CallCounter,
     drain_timeout: Duration,
     tls: Option<Arc<TlsConfig>>,
-    connection_threads: usize,
+    connection_threads: ThreadPlan,
 }
 
 impl HttpServer {

@@ -15,6 +15,14 @@ use std::net::SocketAddr;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
+/// How many connection threads serve connections (0: none, the caller's
+/// runtime does), and what each runs just before it waits for work.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct ThreadPlan {
+    pub count: usize,
+    pub on_park: Option<fn()>,
+}
+
 /// A connection on its way to the thread that will serve it.
 struct Handed {
     stream: std::net::TcpStream,
@@ -31,17 +39,22 @@ pub(super) struct ConnectionThreads {
 }
 
 impl ConnectionThreads {
-    /// Starts `count` threads (at least one), named `toolwire-conn-N`, that
-    /// serve each connection handed to them with `serve`.
-    pub fn start<S, F>(count: usize, serve: S) -> io::Result<ConnectionThreads>
+    /// Starts `plan.count` threads (at least one), named `toolwire-conn-N`,
+    /// that serve each connection handed to them with `serve`, each running
+    /// `plan.on_park` (when set) before it waits for work.
+    pub fn start<S, F>(plan: ThreadPlan, serve: S) -> io::Result<ConnectionThreads>
     where
         S: Fn(TcpStream, SocketAddr, watch::Receiver<bool>) -> F + Clone + Send + 'static,
         F: Future<Output = ()> + Send + 'static,
     {
-        let mut queues = Vec::with_capacity(count);
-        for index in 0..count.max(1) {
+        let mut queues = Vec::with_capacity(plan.count);
+        for index in 0..plan.count.max(1) {
             let (queue, handed) = mpsc::unbounded_channel();
-            let runtime = tokio::runtime::Builder::new_current_thread()
+            let mut builder = tokio::runtime::Builder::new_current_thread();
+            if let Some(hook) = plan.on_park {
+                builder.on_thread_park(hook);
+            }
+            let runtime = builder
                 .enable_all()
                 .build()
                 .map_err(|e| starting(index, e))?;
@@ -172,5 +185,47 @@ mod tests {
         let mut byte = [0u8; 1];
         let read = tokio::io::AsyncReadExt::read(&mut client, &mut byte).await;
         assert_eq!(read.unwrap(), 0, "the connection was not closed");
+    }
+
+    /// Which thread last ran [`note_park`], by name.
+    static PARKED_ON: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+    fn note_park() {
+        let name = std::thread::current().name().unwrap_or("").to_owned();
+        PARKED_ON.lock().unwrap().push(name);
+    }
+
+    #[tokio::test]
+    async fn each_connection_thread_runs_the_park_hook_before_it_waits() {
+        let (served, mut done) = mpsc::unbounded_channel::<SocketAddr>();
+        let plan = ThreadPlan {
+            count: 2,
+            on_park: Some(note_park),
+        };
+        let serve = move |_stream, peer, _closing| {
+            let served = served.clone();
+            async move {
+                let _ = served.send(peer);
+            }
+        };
+        let mut threads = ConnectionThreads::start(plan, serve).unwrap();
+        let (_closing, watcher) = watch::channel(false);
+        let mut peers = Vec::new();
+        for _ in 0..2 {
+            let (stream, peer, client) = accepted().await;
+            threads.hand(stream, peer, watcher.clone());
+            peers.push((peer, client));
+        }
+        for _ in 0..2 {
+            done.recv().await.unwrap();
+        }
+        drop(threads);
+        let parked = PARKED_ON.lock().unwrap().clone();
+        for name in ["toolwire-conn-0", "toolwire-conn-1"] {
+            assert!(
+                parked.iter().any(|n| n == name),
+                "{name} never ran the hook: {parked:?}"
+            );
+        }
     }
 }
