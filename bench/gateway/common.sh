@@ -23,5 +23,8 @@ TOML
 # ticks PID: the process's CPU time so far (user + system), in clock ticks.
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+# system_ticks PID: the part of it spent in the kernel.
+system_ticks() { awk '{print $15}' "/proc/$1/stat"; }
+
 # per_call TICKS_BEFORE TICKS_AFTER CALLS: nanoseconds of CPU per call.
 per_call() { echo $(( ($2 - $1) * 1000000000 / $(getconf CLK_TCK) / $3 )); }

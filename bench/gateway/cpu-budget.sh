@@ -8,7 +8,8 @@
 #   gateway  loadgen -> toolwire gateway -> toolwire-echo
 #
 # For each it prints req/s and the CPU time per call (utime + stime) of the
-# load generator, the front and the upstream, so the throughput ratio can be
+# load generator, the front (and the kernel's share of the front's) and the
+# upstream, so the throughput ratio can be
 # accounted for: on shared cores, req/s is about 1 / (CPU per call summed
 # over the processes), so a front that costs F per call can reach at most
 # (L + U) / (L + U' + F) of direct, L, U and U' being the load generator's and
@@ -48,19 +49,19 @@ run() { # kind
     [ -n "$front" ] && port=19102
     sleep 1.5
     "$bin/loadgen" $port legacy --connections "$connections" --duration 1 --warmup 0 >/dev/null
-    local f0=0 f1=0 u0 u1 out n load
-    [ -n "$front" ] && f0=$(ticks "$front")
+    local f0=0 f1=0 fs0=0 fs1=0 u0 u1 out n load
+    [ -n "$front" ] && f0=$(ticks "$front") && fs0=$(system_ticks "$front")
     u0=$(ticks $upstream)
     out=$(/usr/bin/time -f '%U %S' -o "$load_times" \
         "$bin/loadgen" $port legacy --connections "$connections" --duration "$duration" --warmup 0 |
         grep 'req/s')
-    [ -n "$front" ] && f1=$(ticks "$front")
+    [ -n "$front" ] && f1=$(ticks "$front") && fs1=$(system_ticks "$front")
     u1=$(ticks $upstream)
     n=$(echo "$out" | sed -E 's/.* ([0-9]+) ok.*/\1/')
     load=$(awk -v n="$n" '{printf "%d", ($1 + $2) * 1e9 / n}' "$load_times")
-    printf '%-8s %2s conn  %s  loadgen %6s ns/call  front %6s ns/call  upstream %6s ns/call\n' \
+    printf '%-8s %2s conn  %s  loadgen %6s ns/call  front %6s ns/call (system %6s)  upstream %6s ns/call\n' \
         "$1" "$connections" "$(echo "$out" | sed -E 's/.*: ([0-9]+ req\/s), (p50 [0-9.]+ ms).*/\1, \2/')" \
-        "$load" "$(per_call "$f0" "$f1" "$n")" "$(per_call "$u0" "$u1" "$n")"
+        "$load" "$(per_call "$f0" "$f1" "$n")" "$(per_call "$fs0" "$fs1" "$n")" "$(per_call "$u0" "$u1" "$n")"
     # shellcheck disable=SC2086 # $front is empty for direct
     kill $front $upstream
     wait $front $upstream 2>/dev/null || true

@@ -181,6 +181,9 @@ mod tests {
             target: "toolwire::audit",
             event = "tool_call",
             principal = ?"<anon\"ymous>\n",
+            tool = "echo",
+            upstream = "<anon\"ymous>\\\n",
+            title = "café ✓ \u{202e}",
             arguments_sha256 = %"37fd1c",
             duration_ms = 2_u64,
             delta = -3_i64,
@@ -220,7 +223,9 @@ mod tests {
         assert!(
             plain.contains(
                 "call{tool=\"echo\" id=7}: toolwire::audit: event=\"tool_call\" \
-                 principal=\"<anon\\\"ymous>\\n\" arguments_sha256=37fd1c duration_ms=2 \
+                 principal=\"<anon\\\"ymous>\\n\" tool=\"echo\" \
+                 upstream=\"<anon\\\"ymous>\\\\\\n\" title=\"café ✓ \\u{202e}\" \
+                 arguments_sha256=37fd1c duration_ms=2 \
                  delta=-3 ok=true ratio=0.5 sanitized=none\n"
             ),
             "{plain}"
