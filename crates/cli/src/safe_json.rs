@@ -117,7 +117,12 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for SafeStderr {
 
 /// Warnings and errors are written at once, with the lines before them.
 fn is_urgent(meta: &tracing::Metadata<'_>) -> bool {
-    *meta.level() <= tracing::Level::WARN
+    level_is_urgent(*meta.level())
+}
+
+fn level_is_urgent(level: tracing::Level) -> bool {
+    // tracing orders levels by verbosity: ERROR is the least.
+    level <= tracing::Level::WARN
 }
 
 /// Standard error for JSON log lines (`--log-format json`): each line is
@@ -185,6 +190,16 @@ fn json_escaped(text: &str) -> std::borrow::Cow<'_, str> {
 mod tests {
     use super::*;
     use serde_json::{Value, json};
+
+    #[test]
+    fn warnings_and_errors_are_urgent_the_rest_waits() {
+        use tracing::Level;
+        assert!(level_is_urgent(Level::ERROR));
+        assert!(level_is_urgent(Level::WARN));
+        assert!(!level_is_urgent(Level::INFO));
+        assert!(!level_is_urgent(Level::DEBUG));
+        assert!(!level_is_urgent(Level::TRACE));
+    }
 
     #[test]
     fn unsafe_characters_become_json_escapes_and_the_value_is_unchanged() {
