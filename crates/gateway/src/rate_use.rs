@@ -135,6 +135,15 @@ impl RateLimitStore for MeteredRateLimits {
         })
     }
 
+    /// The inner store's answer when it has one at once (the in-memory
+    /// store), counted the same: a check then needs no future, and its
+    /// key no string of its own.
+    fn check_ready(&self, key: &str, limit: &RateLimit) -> Option<Result<(), Duration>> {
+        let outcome = self.inner.check_ready(key, limit)?;
+        self.record(key, limit, outcome.is_ok());
+        Some(outcome)
+    }
+
     fn unavailable(&self) -> Option<String> {
         self.inner.unavailable()
     }
@@ -285,6 +294,30 @@ mod tests {
     fn used_and_refused(store: &MeteredRateLimits, index: usize) -> (u32, u64) {
         let rate_use = &store.uses()[index];
         (rate_use.used, rate_use.refused)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn checks_answered_at_once_are_passed_through_and_counted() {
+        // Two a minute, no burst beyond that.
+        let limit = RateLimit::per_minute(2);
+        let memory = MeteredRateLimits::new(Arc::new(toolwire_server::InMemoryRateLimits::new()));
+        let key = "tool\0crm__search\0s:alice";
+        let answers: Vec<bool> = (0..3)
+            .map(|_| {
+                memory
+                    .check_ready(key, &limit)
+                    .expect("answered at once")
+                    .is_ok()
+            })
+            .collect();
+        assert_eq!(answers, [true, true, false]);
+        assert_eq!(used_and_refused(&memory, 0), (2, 1));
+        assert_eq!(memory.uses()[0].principal, "alice");
+
+        // A store that only answers with a future: nothing at once, nothing counted.
+        let (scripted, _) = metered();
+        assert_eq!(scripted.check_ready(key, &limit), None);
+        assert_eq!(scripted.uses(), []);
     }
 
     #[test]
