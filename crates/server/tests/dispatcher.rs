@@ -734,3 +734,50 @@ async fn malformed_meta_members_are_named_in_the_error() {
     let r = result(&s, request(9, "tools/list", json!({}))).await;
     assert_eq!(r["resultType"], "complete");
 }
+
+/// A tool's own `_meta` keeps its members, and the server's info comes last
+/// in it, replacing any the tool wrote.
+#[tokio::test]
+async fn a_results_own_meta_keeps_its_members_and_ends_with_the_servers_info() {
+    let server = Server::builder("test-server", "1.2.3")
+        .tool(
+            ToolBuilder::new("with_meta").handler(|_: NoArgs, _cx: RequestContext| async {
+                let own = json!({
+                    "a": 1,
+                    "io.modelcontextprotocol/serverInfo": {"name": "forged", "version": "0"},
+                    "z": [2]
+                });
+                toolwire_protocol::CallToolResult {
+                    meta: Some(toolwire_protocol::Meta(as_object(own))),
+                    ..toolwire_protocol::CallToolResult::text("mine")
+                }
+            }),
+        )
+        .build()
+        .unwrap();
+    let call = request(
+        1,
+        "tools/call",
+        json!({"name": "with_meta", "arguments": {}}),
+    );
+    let r = result(&server, call).await;
+    assert_eq!(
+        r,
+        json!({
+            "resultType": "complete",
+            "content": [{"type": "text", "text": "mine"}],
+            "_meta": {
+                "a": 1,
+                "z": [2],
+                "io.modelcontextprotocol/serverInfo": {"name": "test-server", "version": "1.2.3"}
+            }
+        })
+    );
+    let order: Vec<&str> = r["_meta"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(order, ["a", "z", "io.modelcontextprotocol/serverInfo"]);
+}

@@ -11,6 +11,11 @@ pub(crate) const SERVER_INFO_META: &str = concat!(
     r#"":"#
 );
 
+/// The server's info's member name in a `_meta`, and its colon: the
+/// server's info as JSON text follows.
+pub(crate) const SERVER_INFO_MEMBER: &str =
+    concat!(r#"""#, "io.modelcontextprotocol/serverInfo", r#"":"#);
+
 /// Appends `value` as JSON. What is written here (ids, results,
 /// definitions) is plain data, whose serialisation cannot fail.
 pub(crate) fn write_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {

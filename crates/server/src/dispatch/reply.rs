@@ -8,7 +8,9 @@ use serde_json::value::RawValue;
 use toolwire_protocol::{CallToolResult, JsonObject, Message, RequestId, ResultResponse, keys};
 
 use super::listen::Listening;
-use crate::context::encode::{SERVER_INFO_META, encode_message, encode_result, write_json};
+use crate::context::encode::{
+    SERVER_INFO_MEMBER, SERVER_INFO_META, encode_message, encode_result, write_json,
+};
 use crate::features::listing::Listing;
 use crate::security::sanitize::{Invisible, SanitizeReport, scrub_json_tail, scrub_value};
 use crate::telemetry;
@@ -22,10 +24,10 @@ pub(crate) enum Answer {
     /// written (names, titles, descriptions and schemas reach the model).
     Listing(Listing, Invisible),
     /// A tool's finished result (sanitised), written without building a
-    /// JSON tree of it first, and the server's info for its `_meta`: a
-    /// result with a `_meta` of its own has `serverInfo` in it already
-    /// ([`crate::Server::finish_tool`]); one without gets a `_meta` of just
-    /// `serverInfo` when it is written, no map built for it.
+    /// JSON tree of it first, and the server's info, which is written as
+    /// the last member of its `_meta` (a `_meta` of just `serverInfo` when
+    /// it has none). [`crate::Server::finish_tool`] has taken out any
+    /// `serverInfo` the tool put there.
     ToolResult(CallToolResult, Arc<RawValue>),
 }
 
@@ -43,15 +45,16 @@ impl Answer {
                 }
             }
             Answer::ToolResult(result, server_info) => {
-                let had_meta = result.meta.is_some();
                 let mut object = match serde_json::to_value(result) {
                     Ok(Value::Object(result)) => result,
                     _ => JsonObject::new(),
                 };
-                if !had_meta {
-                    let info = serde_json::from_str(server_info.get()).unwrap_or_default();
-                    let meta = [(keys::SERVER_INFO.to_owned(), info)].into_iter().collect();
-                    object.insert("_meta".to_owned(), Value::Object(meta));
+                let info = serde_json::from_str(server_info.get()).unwrap_or_default();
+                let meta = object
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(JsonObject::new()));
+                if let Value::Object(meta) = meta {
+                    meta.insert(keys::SERVER_INFO.to_owned(), info);
                 }
                 object
             }
@@ -71,17 +74,33 @@ impl Answer {
             }
             Answer::ToolResult(result, server_info) => {
                 write_json(out, result);
-                // `_meta` is the last member a result writes: one without
-                // it gets it where it would have been, before the brace.
-                if result.meta.is_none() && out.last() == Some(&b'}') {
-                    out.pop();
-                    out.extend_from_slice(SERVER_INFO_META.as_bytes());
-                    out.extend_from_slice(server_info.get().as_bytes());
-                    out.extend_from_slice(b"}}");
-                }
+                append_server_info(out, result.meta.is_some(), server_info.get());
             }
         }
     }
+}
+
+/// Puts `serverInfo` into the tool result just written at the end of
+/// `out`: as the last member of its `_meta`, which is the last member a
+/// result writes, or, when it has none, as a `_meta` of its own where that
+/// would have been.
+fn append_server_info(out: &mut Vec<u8>, has_meta: bool, info: &str) {
+    // The braces that close the result (and its `_meta` before it).
+    let closing = if has_meta { 2 } else { 1 };
+    if !out.ends_with(&b"}}"[..closing]) {
+        return;
+    }
+    out.truncate(out.len() - closing);
+    if has_meta {
+        if out.last() != Some(&b'{') {
+            out.push(b',');
+        }
+        out.extend_from_slice(SERVER_INFO_MEMBER.as_bytes());
+    } else {
+        out.extend_from_slice(SERVER_INFO_META.as_bytes());
+    }
+    out.extend_from_slice(info.as_bytes());
+    out.extend_from_slice(b"}}");
 }
 
 /// A response, as a transport that writes bytes receives it.
@@ -140,52 +159,57 @@ mod tests {
 
     use super::*;
 
-    /// A tool result is written as the message made of it would be, with
-    /// its `_meta` of just `serverInfo` or `serverInfo` already in its own.
+    /// A tool result is written as the message made of it would be: the
+    /// server's info as a `_meta` of its own, or as the last member of the
+    /// result's `_meta` (an empty one too).
     #[test]
     fn a_tool_result_is_written_as_its_message() {
         let info: Arc<RawValue> = Arc::from(
             serde_json::value::to_raw_value(&json!({"name": "s", "version": "1"})).unwrap(),
         );
-        let own = [
-            ("a".to_owned(), json!(1)),
+        let with_meta = |members: Value, text: &str| CallToolResult {
+            structured_content: Some(json!({"n": 1})),
+            is_error: Some(false),
+            meta: Some(Meta(serde_json::from_value(members).unwrap())),
+            ..CallToolResult::text(text)
+        };
+        let cases = [
             (
-                keys::SERVER_INFO.to_owned(),
-                json!({"name": "s", "version": "1"}),
+                CallToolResult::text("hi"),
+                r#"{"resultType":"complete","content":[{"type":"text","text":"hi"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}"#,
+            ),
+            (
+                with_meta(json!({"a": 1, "z": [2]}), "own"),
+                r#"{"resultType":"complete","content":[{"type":"text","text":"own"}],"structuredContent":{"n":1},"isError":false,"_meta":{"a":1,"z":[2],"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}"#,
+            ),
+            (
+                with_meta(json!({}), "empty"),
+                r#"{"resultType":"complete","content":[{"type":"text","text":"empty"}],"structuredContent":{"n":1},"isError":false,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}"#,
             ),
         ];
-        let cases = [
-            CallToolResult::text("hi"),
-            CallToolResult {
-                structured_content: Some(json!({"n": 1})),
-                is_error: Some(false),
-                meta: Some(Meta(own.into_iter().collect())),
-                ..CallToolResult::text("with meta")
-            },
-        ];
-        for result in cases {
+        for (result, expected) in cases {
             let reply = Reply::Answer(
                 RequestId::Number(3),
                 Answer::ToolResult(result.clone(), info.clone()),
             );
             let mut written = Vec::new();
             reply.encode(&mut written);
-            let message = serde_json::to_vec(&reply.into_message()).unwrap();
+            let written = String::from_utf8(written).unwrap();
             assert_eq!(
-                String::from_utf8(written).unwrap(),
-                String::from_utf8(message).unwrap()
+                written,
+                format!(r#"{{"jsonrpc":"2.0","id":3,"result":{expected}}}"#)
             );
+            let message = serde_json::to_string(&reply.into_message()).unwrap();
+            assert_eq!(written, message);
         }
-        let reply = Reply::Answer(
-            RequestId::Number(3),
-            Answer::ToolResult(CallToolResult::text("hi"), info),
-        );
-        let mut written = Vec::new();
-        reply.encode(&mut written);
-        let value: Value = serde_json::from_slice(&written).unwrap();
+    }
+
+    #[test]
+    fn the_server_info_texts_name_its_key() {
+        assert_eq!(SERVER_INFO_MEMBER, format!("\"{}\":", keys::SERVER_INFO));
         assert_eq!(
-            value["result"]["_meta"][keys::SERVER_INFO],
-            json!({"name": "s", "version": "1"})
+            SERVER_INFO_META,
+            format!(",\"_meta\":{{{SERVER_INFO_MEMBER}")
         );
     }
 }

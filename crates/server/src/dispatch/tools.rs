@@ -186,10 +186,10 @@ impl Server {
     ) -> Answer {
         let policy = &self.inner.config.sanitize;
         *report = policy.apply(tool, &mut result, &|scheme| self.owns_scheme(scheme));
-        // A result without `_meta` gets it when written (no map built).
+        // The server's info is written into `_meta` from its text (no tree
+        // cloned); one the tool put there itself does not stand.
         if let Some(meta) = &mut result.meta {
-            meta.0
-                .insert(keys::SERVER_INFO.to_owned(), self.inner.server_info.clone());
+            meta.0.shift_remove(keys::SERVER_INFO);
         }
         Answer::ToolResult(result, self.inner.server_info_text.clone())
     }
