@@ -148,6 +148,23 @@ mod tests {
         (server, peer, client)
     }
 
+    /// Hands `count` new connections to `threads`, each with `closing`;
+    /// their peers' addresses and client ends (kept open), in the order
+    /// handed.
+    async fn hand_new(
+        threads: &mut ConnectionThreads,
+        count: usize,
+        closing: &watch::Receiver<bool>,
+    ) -> Vec<(SocketAddr, TcpStream)> {
+        let mut peers = Vec::new();
+        for _ in 0..count {
+            let (stream, peer, client) = accepted().await;
+            threads.hand(stream, peer, closing.clone());
+            peers.push((peer, client));
+        }
+        peers
+    }
+
     #[tokio::test]
     async fn a_stopped_threads_share_goes_to_the_others() {
         let (stopped, gone) = mpsc::unbounded_channel();
@@ -158,12 +175,7 @@ mod tests {
             next: 0,
         };
         let (_closing, watcher) = watch::channel(false);
-        let mut peers = Vec::new();
-        for _ in 0..3 {
-            let (stream, peer, client) = accepted().await;
-            threads.hand(stream, peer, watcher.clone());
-            peers.push((peer, client));
-        }
+        let peers = hand_new(&mut threads, 3, &watcher).await;
         assert_eq!(threads.queues.len(), 1);
         for (peer, _client) in &peers {
             assert_eq!(received.try_recv().unwrap().peer, *peer);
@@ -187,7 +199,7 @@ mod tests {
         assert_eq!(read.unwrap(), 0, "the connection was not closed");
     }
 
-    /// Which thread last ran [`note_park`], by name.
+    /// The name of the thread each time one ran [`note_park`].
     static PARKED_ON: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
     fn note_park() {
@@ -210,15 +222,12 @@ mod tests {
         };
         let mut threads = ConnectionThreads::start(plan, serve).unwrap();
         let (_closing, watcher) = watch::channel(false);
-        let mut peers = Vec::new();
-        for _ in 0..2 {
-            let (stream, peer, client) = accepted().await;
-            threads.hand(stream, peer, watcher.clone());
-            peers.push((peer, client));
-        }
-        for _ in 0..2 {
-            done.recv().await.unwrap();
-        }
+        let peers = hand_new(&mut threads, 2, &watcher).await;
+        let mut handed: Vec<SocketAddr> = peers.iter().map(|(peer, _)| *peer).collect();
+        let mut served = vec![done.recv().await.unwrap(), done.recv().await.unwrap()];
+        handed.sort();
+        served.sort();
+        assert_eq!(served, handed);
         drop(threads);
         let parked = PARKED_ON.lock().unwrap().clone();
         for name in ["toolwire-conn-0", "toolwire-conn-1"] {
