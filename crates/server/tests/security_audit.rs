@@ -118,6 +118,44 @@ async fn every_tool_call_is_logged_with_its_outcome() {
     assert!(only(&events, "denial").is_empty());
 }
 
+/// A server whose `seen` tool answers with what its handler was told of
+/// the digest.
+fn digest_server() -> Server {
+    Server::builder("audit-test", "1")
+        .tool(ToolBuilder::new("seen").raw_handler(
+            json!({"type": "object"}).as_object().unwrap().clone(),
+            |_args, cx: RequestContext| async move {
+                let seen = cx.arguments_sha256().unwrap_or("none").to_owned();
+                Ok::<_, ToolError>(toolwire_server::ToolOutput::Complete(
+                    toolwire_server::protocol::CallToolResult::text(seen),
+                ))
+            },
+        ))
+        .build()
+        .unwrap()
+}
+
+fn first_text(reply: &Value) -> &str {
+    reply["result"]["content"][0]["text"].as_str().unwrap()
+}
+
+#[tokio::test]
+async fn a_handler_is_told_the_digest_the_audit_record_logs() {
+    let arguments = json!({"z": [1, {"b": true, "a": null}], "a": "x"});
+    let (captured, guard) = capture();
+    let reply = call(&digest_server(), Some("alice"), "seen", arguments.clone()).await;
+    let logged = only(&captured.audit(), "tool_call");
+    assert_eq!(logged.len(), 1, "{logged:#?}");
+    let expected = sha256_hex(r#"{"a":"x","z":[1,{"a":null,"b":true}]}"#);
+    assert_eq!(logged[0].field("arguments_sha256"), expected);
+    assert_eq!(first_text(&reply), expected, "{reply}");
+
+    // Nobody listening to audit events: nothing was computed to be told.
+    drop(guard);
+    let reply = call(&digest_server(), Some("alice"), "seen", arguments).await;
+    assert_eq!(first_text(&reply), "none", "{reply}");
+}
+
 #[tokio::test]
 async fn a_call_dropped_before_its_outcome_is_logged_as_cancelled() {
     let (captured, _guard) = capture();

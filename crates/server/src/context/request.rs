@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
@@ -298,6 +298,9 @@ struct ContextInner {
     /// For a handler run as a task: where its progress goes instead (the
     /// task's `statusMessage`; a task sends no progress notifications).
     task_status: Option<TaskStatusSink>,
+    /// The digest of a `tools/call`'s arguments, once the audit record has
+    /// computed it.
+    arguments_sha256: OnceLock<Arc<str>>,
 }
 
 /// Sets the `statusMessage` of the task a handler runs in.
@@ -375,6 +378,7 @@ impl RequestContext {
                 round: Round::default(),
                 text_filter: None,
                 task_status: None,
+                arguments_sha256: OnceLock::new(),
             }),
         }
     }
@@ -520,6 +524,37 @@ impl RequestContext {
     /// Who is calling.
     pub fn principal(&self) -> &Principal {
         &self.inner.principal
+    }
+
+    /// The hex SHA-256 of this `tools/call`'s arguments as canonical JSON
+    /// ([`crate::audit::arguments_digest`]), when the server has already
+    /// computed it for the call's audit record; `None` otherwise (nobody
+    /// listens to audit events, or the request is not a `tools/call`).
+    ///
+    /// A handler that records the call itself (a gateway's own audit log)
+    /// takes it from here instead of computing it a second time:
+    ///
+    /// ```
+    /// use toolwire_server::audit::arguments_digest;
+    /// use toolwire_server::protocol::JsonObject;
+    /// use toolwire_server::RequestContext;
+    ///
+    /// fn digest(cx: &RequestContext, arguments: &JsonObject) -> String {
+    ///     match cx.arguments_sha256() {
+    ///         Some(digest) => digest.to_owned(),
+    ///         None => arguments_digest(arguments),
+    ///     }
+    /// }
+    /// ```
+    pub fn arguments_sha256(&self) -> Option<&str> {
+        self.inner.arguments_sha256.get().map(|digest| &**digest)
+    }
+
+    /// Keeps the digest of this call's arguments for
+    /// [`RequestContext::arguments_sha256`].
+    pub(crate) fn keep_arguments_sha256(&self, digest: Arc<str>) {
+        // Set once per request: a second call is the same digest.
+        let _ = self.inner.arguments_sha256.set(digest);
     }
 
     /// Cancelled when the client cancels the request or disconnects.

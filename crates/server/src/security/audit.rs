@@ -37,6 +37,7 @@
 //! Route the target wherever audit records belong, e.g. with
 //! `tracing_subscriber`'s `Targets` filter.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
@@ -111,7 +112,8 @@ fn who(principal: Option<&Principal>) -> &str {
 pub(crate) struct ToolCallRecord {
     principal: Principal,
     tool: String,
-    digest: String,
+    /// Shared with the call's context ([`RequestContext::arguments_sha256`]).
+    digest: Arc<str>,
     started: Instant,
     logged: bool,
 }
@@ -122,10 +124,12 @@ impl ToolCallRecord {
             return None;
         }
         let empty = JsonObject::new();
+        let digest = shared_digest(params.arguments.as_ref().unwrap_or(&empty));
+        cx.keep_arguments_sha256(Arc::clone(&digest));
         Some(ToolCallRecord {
             principal: cx.principal().clone(),
             tool: params.name.clone(),
-            digest: arguments_digest(params.arguments.as_ref().unwrap_or(&empty)),
+            digest,
             started: Instant::now(),
             logged: false,
         })
@@ -272,8 +276,17 @@ pub(crate) fn denial(principal: Option<&Principal>, reason: Denial, detail: &str
 
 /// Hex SHA-256 of `arguments` as canonical JSON (object keys sorted).
 pub fn arguments_digest(arguments: &JsonObject) -> String {
+    digest_hex(arguments, &mut [0; 64]).to_owned()
+}
+
+/// [`arguments_digest`], made once to be shared.
+fn shared_digest(arguments: &JsonObject) -> Arc<str> {
+    Arc::from(digest_hex(arguments, &mut [0; 64]))
+}
+
+fn digest_hex<'a>(arguments: &JsonObject, hex: &'a mut [u8; 64]) -> &'a str {
     let canonical = crate::context::mrtr::canonical_object_json(arguments);
-    toolwire_protocol::hex::lower_hex(&Sha256::digest(canonical.as_bytes()))
+    toolwire_protocol::hex::write_lower_hex(&Sha256::digest(canonical.as_bytes()), hex)
 }
 
 #[cfg(test)]
