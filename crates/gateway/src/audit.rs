@@ -103,16 +103,20 @@ impl AuditLog {
 
     /// Writes `record`, keeps it among the recent ones and broadcasts it; a
     /// failed write is logged, never fails the call.
-    pub fn write(&self, record: &AuditRecord) {
-        self.write_line(serde_json::to_vec(record).expect("a record serializes"));
+    pub fn write(&self, record: AuditRecord) {
+        self.write_line(serde_json::to_vec(&record).expect("a record serializes"));
+        // Nobody watching (no console open) is the usual case: no copy then.
+        let broadcast = (self.feed.receiver_count() > 0).then(|| record.clone());
         let mut recent = lock(&self.recent);
         if recent.len() == RECENT_CALLS {
             recent.pop_front();
         }
-        recent.push_back(record.clone());
+        recent.push_back(record);
         drop(recent);
-        // No receiver is no error: nobody is watching.
-        let _ = self.feed.send(record.clone());
+        if let Some(record) = broadcast {
+            // A receiver gone since is no error.
+            let _ = self.feed.send(record);
+        }
     }
 
     /// Writes a record of something other than a call (e.g. a tool whose
@@ -174,11 +178,11 @@ mod tests {
     fn recent_keeps_the_latest_thousand_oldest_first() {
         let log = AuditLog::in_memory();
         for n in 0..3 {
-            log.write(&call(n));
+            log.write(call(n));
         }
         assert_eq!(times(&log.recent()), [0, 1, 2]);
         for n in 3..1_005 {
-            log.write(&call(n));
+            log.write(call(n));
         }
         let recent = log.recent();
         assert_eq!(recent.len(), 1_000);
@@ -199,10 +203,10 @@ mod tests {
     #[tokio::test]
     async fn a_subscriber_receives_each_call_record_written_after_it_subscribed() {
         let log = AuditLog::in_memory();
-        log.write(&call(1));
+        log.write(call(1));
         let mut feed = log.subscribe();
-        log.write(&call(2));
-        log.write(&call(3));
+        log.write(call(2));
+        log.write(call(3));
         assert_eq!(feed.recv().await.unwrap(), call(2));
         assert_eq!(feed.recv().await.unwrap(), call(3));
         assert_eq!(feed.try_recv(), Err(broadcast::error::TryRecvError::Empty));
@@ -214,7 +218,7 @@ mod tests {
             std::env::temp_dir().join(format!("toolwire-audit-{}.jsonl", std::process::id()));
         let _ = std::fs::remove_file(&path);
         let log = AuditLog::open(&AuditTarget::File(path.clone())).unwrap();
-        log.write(&call(7));
+        log.write(call(7));
         let mut fields = serde_json::Map::new();
         fields.insert("upstream".into(), "crm".into());
         log.write_event("drift", fields);

@@ -90,7 +90,7 @@ struct CallAudit {
 impl CallAudit {
     /// Writes the record of the call started at `started`.
     fn write(&self, started: Instant, outcome: &'static str) {
-        self.log.write(&AuditRecord {
+        self.log.write(AuditRecord {
             event: "call",
             time_ms: AuditRecord::now_ms(),
             principal: self.principal.clone(),
@@ -132,7 +132,11 @@ impl Route {
                 upstream: self.upstream.clone(),
                 tool: self.exposed.clone(),
                 upstream_tool: self.upstream_tool.clone(),
-                digest: arguments_digest(&args),
+                // The server's own audit record has usually computed it.
+                digest: match cx.arguments_sha256() {
+                    Some(digest) => digest.to_owned(),
+                    None => arguments_digest(&args),
+                },
             })
         });
         let start = || {
