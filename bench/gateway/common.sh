@@ -6,12 +6,17 @@ bin="${CARGO_TARGET_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/target
 
 # write_gateway_config FILE GATEWAY_PORT UPSTREAM_PORT: a config for a gateway
 # on GATEWAY_PORT in front of the upstream on UPSTREAM_PORT, its tools under
-# their own names and no call limit to speak of.
+# their own names and no call limit to speak of. With GATEWAY_AUDIT set, the
+# gateway also writes its audit records to that file (as the README's example
+# configuration does).
 write_gateway_config() {
+    local audit=""
+    [ -n "${GATEWAY_AUDIT:-}" ] && audit="audit = \"$GATEWAY_AUDIT\""
     cat > "$1" <<TOML
 [gateway]
 http = "127.0.0.1:$2"
 call_limit = "4294967295/1"
+$audit
 
 [[upstream]]
 name = "echo"
