@@ -6,12 +6,11 @@
 
 pub(crate) mod encode;
 pub(crate) mod mrtr;
+mod outbox;
 pub(crate) mod output;
 mod request;
 pub(crate) mod seal;
 
+pub use outbox::{MessageSink, Outbox};
 pub(crate) use request::{CheckedMeta, TaskStatusSink, TextFilter};
-pub use request::{
-    MessageSink, Outbox, Principal, RequestContext, RequestEnv, response_streams,
-    wants_notifications,
-};
+pub use request::{Principal, RequestContext, RequestEnv, response_streams, wants_notifications};
