@@ -126,7 +126,10 @@ impl LeanClient {
             headers: with_accept(again()?),
             body,
         };
-        self.follow(resend, response)
+        // Boxed: in place, following redirects (rare) would add its 2.5 KB
+        // to this future and to every one that awaits it, each copied into
+        // the box a request's exchange is made in.
+        Box::pin(self.follow(resend, response))
             .await
             .map_err(|e| e.with_context(&method, url))
     }

@@ -234,7 +234,9 @@ impl HttpInner {
             Some(session) => {
                 let client = self.sender.reqwest()?;
                 let headers = &headers.first;
-                let response = session.send(client, method, url, headers, &body).await?;
+                // Boxed for the same reason as redirects are (`lean.rs`).
+                let sent = Box::pin(session.send(client, method, url, headers, &body));
+                let response = sent.await?;
                 Ok(HttpResponse::Reqwest(response))
             }
             None => {
