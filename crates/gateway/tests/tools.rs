@@ -283,6 +283,59 @@ async fn rate_use_counts_each_principals_calls_against_each_limit() {
     );
 }
 
+/// The audit record's digest is of the arguments as canonical JSON
+/// (keys sorted at every level), whether the gateway computes it itself
+/// (nobody listens to the server's audit events) or takes the one the
+/// server's `tool_call` record computed. The client declares the Tasks
+/// extension, so the gateway runs each call as a task of its own: the
+/// server's digest reaches the task's context too.
+#[tokio::test]
+async fn the_audit_records_digest_is_of_the_canonical_arguments_either_way() {
+    let upstream = Server::builder("upstream", "1")
+        .tool(ToolBuilder::new("take").raw_handler(
+            json!({"type": "object"}).as_object().unwrap().clone(),
+            |_args, _cx: RequestContext| async {
+                Ok::<_, toolwire_server::ToolError>(toolwire_server::ToolOutput::Complete(
+                    toolwire_server::protocol::CallToolResult::text("taken"),
+                ))
+            },
+        ))
+        .build()
+        .unwrap();
+    let url = serve(upstream).await;
+    let text = format!(
+        "[gateway]\nhttp = \"127.0.0.1:0\"\nui = true\n\
+         tokens = [{{ env = \"GW_ADMIN\", scopes = [\"admin\"] }}]\n\n\
+         [[upstream]]\nname = \"u\"\nurl = {url:?}\n"
+    );
+    let config = GatewayConfig::parse(&text, "gw.toml").unwrap();
+    let gateway = Gateway::start(&config).await.unwrap();
+    let audit = gateway.audit().expect("an in-memory audit log");
+    let client = client_of(&gateway).await;
+    let arguments = json!({"z": [1, {"b": true, "a": null}], "a": "x"});
+    // SHA-256 of {"a":"x","z":[1,{"a":null,"b":true}]}.
+    let canonical = "4c042f01673935d6e18a3dc629f29e725e278b7d9d07f7a64230ce4a6fdeb196";
+
+    client
+        .call_tool("u__take", arguments.clone())
+        .await
+        .unwrap();
+    let _listening = tracing::subscriber::set_default(
+        tracing_subscriber::fmt()
+            .with_writer(std::io::sink)
+            .with_max_level(tracing::Level::INFO)
+            .finish(),
+    );
+    client.call_tool("u__take", arguments).await.unwrap();
+
+    let digests: Vec<String> = audit
+        .recent()
+        .into_iter()
+        .map(|record| record.arguments_sha256)
+        .collect();
+    assert_eq!(digests, [canonical, canonical]);
+}
+
 /// A client of `gateway`, served on loopback.
 async fn client_of(gateway: &Gateway) -> Client {
     let url = serve(gateway.server().clone()).await;

@@ -406,8 +406,9 @@ impl RequestContext {
 
     /// The hex SHA-256 of this `tools/call`'s arguments as canonical JSON
     /// ([`crate::audit::arguments_digest`]), when the server has already
-    /// computed it for the call's audit record; `None` otherwise (nobody
-    /// listens to audit events, or the request is not a `tools/call`).
+    /// computed it for the call's audit record (a handler run as a task of
+    /// the call gets it too); `None` otherwise (nobody listens to audit
+    /// events, or the request is not a `tools/call`).
     ///
     /// A handler that records the call itself (a gateway's own audit log)
     /// takes it from here instead of computing it a second time:
@@ -426,6 +427,12 @@ impl RequestContext {
     /// ```
     pub fn arguments_sha256(&self) -> Option<&str> {
         self.inner.arguments_sha256.get().map(|digest| &**digest)
+    }
+
+    /// The digest of [`RequestContext::arguments_sha256`], shared, for the
+    /// context of the task this call starts.
+    pub(crate) fn shared_arguments_sha256(&self) -> Option<Arc<str>> {
+        self.inner.arguments_sha256.get().cloned()
     }
 
     /// Keeps the digest of this call's arguments for

@@ -44,6 +44,9 @@ pub(crate) struct Job {
     pub principal: Principal,
     /// When the task was created, milliseconds since the Unix epoch.
     pub created_at_ms: u64,
+    /// The digest of `arguments` the call's audit record computed, for the
+    /// handler's [`RequestContext::arguments_sha256`].
+    pub arguments_sha256: Option<Arc<str>>,
 }
 
 /// What one run of the handler came to.
@@ -145,6 +148,9 @@ impl Server {
             .with_round(round)
             .with_text_filter(self.inner.text_filter.clone())
             .with_task_status(self.status_sink(job));
+        if let Some(digest) = &job.arguments_sha256 {
+            cx.keep_arguments_sha256(Arc::clone(digest));
+        }
         let made =
             std::panic::catch_unwind(AssertUnwindSafe(|| (job.tool.handler)(&job.arguments, cx)));
         async move {

@@ -113,6 +113,7 @@ impl Server {
             meta,
             principal: cx.principal().clone(),
             created_at_ms: record.created_at_ms,
+            arguments_sha256: cx.shared_arguments_sha256(),
         });
         let created = toolwire_protocol::CreateTaskResult::new(record.detailed().task);
         (
