@@ -168,6 +168,51 @@ async fn duplicate_keys_cannot_make_the_checked_name_differ_from_the_run_one() {
     probed.stop().await;
 }
 
+/// `Mcp-Name: echo` and `Mcp-Name: bump` on one request: a proxy that
+/// routes on the first and a server that checked the second would disagree
+/// on the target. A header the body is checked against must come once.
+#[tokio::test]
+async fn a_metadata_header_sent_twice_is_refused() {
+    let probed = start().await;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"bump","arguments":{{}},"_meta":{}}}}}"#,
+        meta_text()
+    );
+    for (header, values) in [
+        ("Mcp-Name", ["echo", "bump"]),
+        ("Mcp-Method", ["tools/call", "tools/call"]),
+        ("MCP-Protocol-Version", [VERSION, VERSION]),
+    ] {
+        let mut request = reqwest::Client::new()
+            .post(&probed.endpoint.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream");
+        for (name, value) in [
+            ("MCP-Protocol-Version", VERSION),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "bump"),
+        ] {
+            if name != header {
+                request = request.header(name, value);
+            }
+        }
+        for value in values {
+            request = request.header(header, value);
+        }
+        let response = request.body(body.clone()).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{header}");
+        let reply: Value = response.json().await.unwrap();
+        assert_eq!(
+            reply["error"],
+            json!({"code": -32020, "message":
+                format!("Header mismatch: {header} header must appear once, found several")}),
+            "{header}"
+        );
+    }
+    assert_eq!(probed.bumps.load(Ordering::SeqCst), 0);
+    probed.stop().await;
+}
+
 /// A tools/call sent as a notification (no id) must not run the tool: there
 /// is no one to answer, and it would be a side effect with no record.
 #[tokio::test]

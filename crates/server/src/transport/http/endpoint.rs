@@ -16,9 +16,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use toolwire_protocol::{ErrorObject, Message, Request};
 
-use super::config::{HttpConfig, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, OUTBOX_CAPACITY};
+use super::config::{HttpConfig, OUTBOX_CAPACITY};
 use super::headers::{
-    accepts_json_and_sse, accepts_sse, check_headers, is_json_content_type, quote,
+    McpHeaders, accepts_json_and_sse, accepts_sse, check_headers, is_json_content_type, quote,
 };
 use super::reply::{empty, error_reply, json_body, json_reply};
 use super::sessions::SessionTable;
@@ -71,9 +71,10 @@ pub(super) async fn serve(
     if let Err(refusal) = endpoint.admit(&mut parts, peer).await {
         return refusal;
     }
-    let session_id = parts
-        .headers
-        .get(MCP_SESSION_ID)
+    let mcp = McpHeaders::read(&parts.headers);
+    let session_id = mcp
+        .session_id
+        .first()
         .map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned());
     if parts.method != Method::POST {
         return match (&parts.method, session_id) {
@@ -164,17 +165,19 @@ pub(super) async fn serve(
             }
             endpoint.initialize(request, &principal, network).await
         }
-        Message::Request(request) if looks_legacy(&parts.headers, &request) => error_reply(
-            StatusCode::BAD_REQUEST,
-            Some(request.id),
-            ErrorObject::invalid_request(
-                "this request has no Mcp-Session-Id; a 2025-11-25 client sends \
+        Message::Request(request) if looks_legacy(mcp.protocol_version.first(), &request) => {
+            error_reply(
+                StatusCode::BAD_REQUEST,
+                Some(request.id),
+                ErrorObject::invalid_request(
+                    "this request has no Mcp-Session-Id; a 2025-11-25 client sends \
                  initialize first and then the session id it got, a 2026-07-28 client puts \
                  _meta (io.modelcontextprotocol/protocolVersion, clientCapabilities) on every request",
-            ),
-        ),
+                ),
+            )
+        }
         Message::Request(request) => {
-            if let Err(error) = check_headers(&endpoint.server, &parts.headers, &request) {
+            if let Err(error) = check_headers(&endpoint.server, &parts.headers, &mcp, &request) {
                 return error_reply(StatusCode::BAD_REQUEST, Some(request.id), error);
             }
             // Not kept while the request runs.
@@ -207,12 +210,9 @@ fn is_modern_message(message: &Message) -> bool {
 
 /// A request without modern `_meta` and without a 2026-07-28
 /// `MCP-Protocol-Version`: a legacy client that lost (or never had) its session.
-fn looks_legacy(headers: &HeaderMap, request: &Request) -> bool {
+fn looks_legacy(protocol_version: Option<&HeaderValue>, request: &Request) -> bool {
     // The header first: a modern one settles it without reading `_meta`.
-    let legacy_header = match headers
-        .get(MCP_PROTOCOL_VERSION)
-        .and_then(|v| v.to_str().ok())
-    {
+    let legacy_header = match protocol_version.and_then(|v| v.to_str().ok()) {
         None => true,
         Some(version) => toolwire_protocol::is_legacy_version(version.trim()),
     };

@@ -2,27 +2,118 @@
 //! `Mcp-Name`, `Mcp-Param-{Name}`) checked against the body, and the
 //! `Accept` / `Content-Type` checks.
 
-use http::HeaderMap;
-use http::header::{self, HeaderName};
+use http::header;
+use http::{HeaderMap, HeaderValue};
 use serde_json::Value;
 use toolwire_protocol::{ErrorObject, Request};
 use toolwire_schema::HeaderKind;
 use toolwire_schema::header_value::{decode_header_value, header_matches};
 
-use super::config::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, QUOTE_LIMIT};
+use super::config::QUOTE_LIMIT;
 use crate::dispatch::view;
 use crate::server::Server;
+
+/// The `Mcp-*` request headers the endpoint reads on every request, found
+/// in one pass over the header map.
+///
+/// A lookup by name hashes a name that is not one of HTTP's standard ones
+/// byte by byte; a request carries a handful of headers, so one walk that
+/// compares names costs less than the five lookups it replaces.
+#[derive(Default)]
+pub(super) struct McpHeaders<'h> {
+    pub(super) session_id: Seen<'h>,
+    pub(super) protocol_version: Seen<'h>,
+    pub(super) method: Seen<'h>,
+    pub(super) name: Seen<'h>,
+}
+
+impl<'h> McpHeaders<'h> {
+    pub(super) fn read(headers: &'h HeaderMap) -> Self {
+        let mut found = McpHeaders::default();
+        for (name, value) in headers {
+            // Names in a map are lower case.
+            let slot = match name.as_str() {
+                "mcp-session-id" => &mut found.session_id,
+                "mcp-protocol-version" => &mut found.protocol_version,
+                "mcp-method" => &mut found.method,
+                "mcp-name" => &mut found.name,
+                _ => continue,
+            };
+            slot.add(value);
+        }
+        found
+    }
+}
+
+/// How often a header came, and its first value.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) enum Seen<'h> {
+    #[default]
+    Absent,
+    Once(&'h HeaderValue),
+    /// More than once; the first value.
+    Several(&'h HeaderValue),
+}
+
+impl<'h> Seen<'h> {
+    fn add(&mut self, value: &'h HeaderValue) {
+        *self = match *self {
+            Seen::Absent => Seen::Once(value),
+            Seen::Once(first) | Seen::Several(first) => Seen::Several(first),
+        };
+    }
+
+    /// The first value, however many came.
+    pub(super) fn first(self) -> Option<&'h HeaderValue> {
+        match self {
+            Seen::Absent => None,
+            Seen::Once(value) | Seen::Several(value) => Some(value),
+        }
+    }
+
+    /// The value when present once; two copies or bytes outside visible
+    /// ASCII, space and tab are malformed.
+    fn single(self, display: &str) -> Result<Option<&'h str>, ErrorObject> {
+        let value = match self {
+            Seen::Absent => return Ok(None),
+            Seen::Once(value) => value,
+            Seen::Several(_) => {
+                return Err(ErrorObject::header_mismatch(format!(
+                    "Header mismatch: {display} header must appear once, found several"
+                )));
+            }
+        };
+        value.to_str().map(Some).map_err(|_| {
+            ErrorObject::header_mismatch(format!(
+                "Header mismatch: {display} header contains invalid characters (only visible ASCII, space and tab; \
+                 encode other text as =?base64?...?=)"
+            ))
+        })
+    }
+
+    /// The value, which must be present exactly once; surrounding
+    /// whitespace trimmed.
+    fn required(self, display: &str) -> Result<&'h str, ErrorObject> {
+        match self.single(display)? {
+            Some(value) => Ok(value.trim_matches([' ', '\t'])),
+            None => Err(ErrorObject::header_mismatch(format!(
+                "Header mismatch: required header {display} is missing"
+            ))),
+        }
+    }
+}
 
 /// Checks the request metadata headers against the body.
 pub(super) fn check_headers(
     server: &Server,
     headers: &HeaderMap,
+    mcp: &McpHeaders<'_>,
     request: &Request,
 ) -> Result<(), ErrorObject> {
     // Read from the params' text: `_meta` and the target's name only.
     let params = request.params.as_ref();
 
-    let version = required(headers, &MCP_PROTOCOL_VERSION, "MCP-Protocol-Version")?;
+    let version = mcp.protocol_version.required("MCP-Protocol-Version")?;
     // A body without a protocol version is malformed: the dispatcher answers
     // that with -32602 (400), so only a present value is compared here.
     if let Some(body) = view::protocol_version_text(params) {
@@ -31,13 +122,13 @@ pub(super) fn check_headers(
         }
     }
 
-    let method = required(headers, &MCP_METHOD, "Mcp-Method")?;
+    let method = mcp.method.required("Mcp-Method")?;
     if method != request.method {
         return Err(mismatch("Mcp-Method", method, &request.method));
     }
 
     if let Some(field) = name_field(&request.method) {
-        let raw = required(headers, &MCP_NAME, "Mcp-Name")?;
+        let raw = mcp.name.required("Mcp-Name")?;
         let name = decode_header_value(raw).map_err(|e| malformed("Mcp-Name", &e))?;
         view::with_string_member(params, field, |body| match body {
             Some(body) if body == name => Ok(()),
@@ -113,20 +204,6 @@ pub(super) fn name_field(method: &str) -> Option<&'static str> {
     }
 }
 
-/// A header that must be present exactly once; surrounding whitespace trimmed.
-pub(super) fn required<'h>(
-    headers: &'h HeaderMap,
-    name: &HeaderName,
-    display: &str,
-) -> Result<&'h str, ErrorObject> {
-    match single(headers, name, display)? {
-        Some(value) => Ok(value.trim_matches([' ', '\t'])),
-        None => Err(ErrorObject::header_mismatch(format!(
-            "Header mismatch: required header {display} is missing"
-        ))),
-    }
-}
-
 /// A header's value when present once; two copies or bytes outside visible
 /// ASCII, space and tab are malformed.
 pub(super) fn single<'h, K>(
@@ -137,21 +214,11 @@ pub(super) fn single<'h, K>(
 where
     K: http::header::AsHeaderName,
 {
-    let mut values = headers.get_all(name).iter();
-    let Some(value) = values.next() else {
-        return Ok(None);
-    };
-    if values.next().is_some() {
-        return Err(ErrorObject::header_mismatch(format!(
-            "Header mismatch: {display} header must appear once, found several"
-        )));
+    let mut seen = Seen::Absent;
+    for value in headers.get_all(name).iter().take(2) {
+        seen.add(value);
     }
-    value.to_str().map(Some).map_err(|_| {
-        ErrorObject::header_mismatch(format!(
-            "Header mismatch: {display} header contains invalid characters (only visible ASCII, space and tab; \
-             encode other text as =?base64?...?=)"
-        ))
-    })
+    seen.single(display)
 }
 
 pub(super) fn mismatch(display: &str, header: &str, body: &str) -> ErrorObject {
@@ -296,6 +363,54 @@ mod tests {
             " application/json ;level=1,\ttext/event-stream;q=0.1"
         ));
         assert!(accept("application/json, text/event-stream;q=x"));
+    }
+
+    #[test]
+    fn mcp_headers_are_found_in_one_pass() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static("localhost"));
+        headers.insert(
+            "MCP-Protocol-Version",
+            HeaderValue::from_static(" 2026-07-28\t"),
+        );
+        headers.insert("mcp-method", HeaderValue::from_static("tools/call"));
+        headers.append("Mcp-Name", HeaderValue::from_static("echo"));
+        headers.append("Mcp-Name", HeaderValue::from_static("other"));
+        headers.insert("mcp-names", HeaderValue::from_static("not this one"));
+        let mcp = McpHeaders::read(&headers);
+        assert_eq!(mcp.session_id, Seen::Absent);
+        assert_eq!(mcp.protocol_version.required("V"), Ok("2026-07-28"));
+        assert_eq!(
+            mcp.method.first().map(HeaderValue::as_bytes),
+            Some(&b"tools/call"[..])
+        );
+        assert_eq!(
+            mcp.name.first().map(HeaderValue::as_bytes),
+            Some(&b"echo"[..])
+        );
+        assert_eq!(
+            mcp.name.required("Mcp-Name").unwrap_err().message,
+            "Header mismatch: Mcp-Name header must appear once, found several"
+        );
+        assert_eq!(
+            mcp.session_id
+                .required("Mcp-Session-Id")
+                .unwrap_err()
+                .message,
+            "Header mismatch: required header Mcp-Session-Id is missing"
+        );
+        // The same answers as a lookup by name.
+        assert_eq!(single(&headers, "mcp-method", "M"), Ok(Some("tools/call")));
+        assert_eq!(single(&headers, "mcp-name", "N"), mcp.name.single("N"));
+        assert_eq!(single(&headers, "mcp-session-id", "S"), Ok(None));
+        let invalid = HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap();
+        assert!(
+            Seen::Once(&invalid)
+                .single("X")
+                .unwrap_err()
+                .message
+                .contains("invalid characters")
+        );
     }
 
     #[test]
