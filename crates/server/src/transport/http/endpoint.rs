@@ -359,11 +359,15 @@ impl Endpoint {
                 network,
                 session_id: None,
             };
-            let reply = self.server.reply(request, env).await;
+            // `reply_streaming`, not `reply`: one future fewer to move, and
+            // no clones of the token and outbox for a listen stream this
+            // path never has (`subscriptions/listen` was served above).
+            let reply = self.server.reply_streaming(request, env).await;
             guard.disarm();
             drop(call);
             return match reply {
                 Reply::Message(message) => json_reply(&message),
+                Reply::Listening(listening) => listen_reply(*listening, self.config.sse_keep_alive),
                 reply => {
                     let mut body = Vec::with_capacity(1024);
                     reply.encode(&mut body);
