@@ -346,7 +346,10 @@ impl<T: Named> Registry<T> {
 
     /// The enabled entry named `name`.
     pub fn get(&self, name: &str) -> Option<Arc<T>> {
-        self.snapshot()
+        // Under the read lock: no count taken on the snapshot itself.
+        self.slots
+            .read()
+            .expect("registry lock")
             .slot(name)
             .filter(|s| s.enabled)
             .map(|s| Arc::clone(&s.item))
