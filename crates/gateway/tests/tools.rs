@@ -205,13 +205,7 @@ async fn without_a_lock_file_nothing_is_pinned_and_nothing_can_be_approved() {
 #[tokio::test]
 async fn with_the_console_and_no_audit_target_calls_are_kept_in_memory() {
     let (_upstream, url) = upstream().await;
-    let text = format!(
-        "[gateway]\nhttp = \"127.0.0.1:0\"\nui = true\n\
-         tokens = [{{ env = \"GW_ADMIN\", scopes = [\"admin\"] }}]\n\n\
-         [[upstream]]\nname = \"u\"\nurl = {url:?}\n"
-    );
-    let config = GatewayConfig::parse(&text, "gw.toml").unwrap();
-    let gateway = Gateway::start(&config).await.unwrap();
+    let gateway = console_gateway(&url).await;
     let audit = gateway.audit().expect("an in-memory audit log");
     let mut feed = audit.subscribe();
     let client = client_of(&gateway).await;
@@ -303,13 +297,7 @@ async fn the_audit_records_digest_is_of_the_canonical_arguments_either_way() {
         .build()
         .unwrap();
     let url = serve(upstream).await;
-    let text = format!(
-        "[gateway]\nhttp = \"127.0.0.1:0\"\nui = true\n\
-         tokens = [{{ env = \"GW_ADMIN\", scopes = [\"admin\"] }}]\n\n\
-         [[upstream]]\nname = \"u\"\nurl = {url:?}\n"
-    );
-    let config = GatewayConfig::parse(&text, "gw.toml").unwrap();
-    let gateway = Gateway::start(&config).await.unwrap();
+    let gateway = console_gateway(&url).await;
     let audit = gateway.audit().expect("an in-memory audit log");
     let client = client_of(&gateway).await;
     let arguments = json!({"z": [1, {"b": true, "a": null}], "a": "x"});
@@ -334,6 +322,18 @@ async fn the_audit_records_digest_is_of_the_canonical_arguments_either_way() {
         .map(|record| record.arguments_sha256)
         .collect();
     assert_eq!(digests, [canonical, canonical]);
+}
+
+/// A gateway with its console on and no audit target, in front of the
+/// upstream `u` at `url`: its calls' audit records are kept in memory.
+async fn console_gateway(url: &str) -> Gateway {
+    let text = format!(
+        "[gateway]\nhttp = \"127.0.0.1:0\"\nui = true\n\
+         tokens = [{{ env = \"GW_ADMIN\", scopes = [\"admin\"] }}]\n\n\
+         [[upstream]]\nname = \"u\"\nurl = {url:?}\n"
+    );
+    let config = GatewayConfig::parse(&text, "gw.toml").unwrap();
+    Gateway::start(&config).await.unwrap()
 }
 
 /// A client of `gateway`, served on loopback.
